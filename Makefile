@@ -1,0 +1,31 @@
+# One target per task. `make test` is the README's test command and what .ci/run calls.
+PY ?= .venv/bin/python
+VENV ?= .venv
+
+.PHONY: install lint typecheck test check bench sandbox clean
+
+install:            ## create .venv and install joinops with its dev tools
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+
+lint:               ## ruff: lint and formatting
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck:          ## mypy on every package
+	$(VENV)/bin/mypy
+
+test:               ## the whole test suite (needs Redis at REDIS_URL, default localhost:6379)
+	$(VENV)/bin/pytest -q
+
+check: lint typecheck test
+
+bench:              ## benchmarks; prints a table and writes bench/results/latest.json
+	$(PY) -m bench
+
+sandbox:            ## simulated clusters on loopback, configured in ./sandbox
+	$(VENV)/bin/joinops sandbox
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

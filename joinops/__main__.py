@@ -1,0 +1,5 @@
+import sys
+
+from joinops.cli import main
+
+sys.exit(main())

@@ -1,0 +1,26 @@
+"""Pieces the subcommands share."""
+
+from __future__ import annotations
+
+import argparse
+
+from joinops.clusters import ClusterRegistry
+from joinops.model import Role
+from joinops.settings import Settings, load_settings
+
+
+def load() -> tuple[Settings, ClusterRegistry]:
+    settings = load_settings()
+    return settings, ClusterRegistry(settings)
+
+
+def add_role_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--as",
+        dest="role",
+        type=Role,
+        choices=list(Role),
+        default=Role.WORKER,
+        metavar="ROLE",
+        help="role in the target: worker (default) or control-plane",
+    )

@@ -1,0 +1,61 @@
+"""The project's own error tree.
+
+Refusals (a rule said no) are not errors: they are findings (see `findings.py`). Errors are
+things that broke; each boundary turns what it caught into one of these, chained with `from`.
+"""
+
+from __future__ import annotations
+
+
+class JoinopsError(Exception):
+    """Base of every error joinops raises on purpose."""
+
+
+class ConfigError(JoinopsError):
+    """The configuration is wrong; one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class UsageError(JoinopsError):
+    """The user typed something that cannot be acted on (unknown cluster, bad name...)."""
+
+
+class ClusterError(JoinopsError):
+    """A Kubernetes API call failed. `cluster` names the cluster it was made against."""
+
+    def __init__(self, cluster: str, message: str) -> None:
+        super().__init__(f"{cluster}: {message}")
+        self.cluster = cluster
+        self.detail = message
+
+
+class ClusterUnreachable(ClusterError):
+    """Connection refused, timed out, TLS failure, or a 5xx: the API did not answer usefully."""
+
+
+class ClusterForbidden(ClusterError):
+    """401/403: the credentials lack a permission. Names the verb and resource."""
+
+    def __init__(self, cluster: str, verb: str, resource: str, message: str) -> None:
+        super().__init__(cluster, message)
+        self.verb = verb
+        self.resource = resource
+
+
+class ClusterNotFound(ClusterError):
+    """404 for an object joinops expected to exist."""
+
+
+class ClusterConflict(ClusterError):
+    """409: stale resourceVersion, or an object that already exists."""
+
+
+class ClusterInvalid(ClusterError):
+    """422: the API server rejected an object joinops sent (a bug, or a policy)."""
+
+
+class ClusterRateLimited(ClusterError):
+    """429 that is not a disruption budget: retry later."""

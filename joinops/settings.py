@@ -1,0 +1,217 @@
+"""One typed settings object: secrets from the environment, the rest from one YAML file.
+
+Configuration flows one way: `load_settings()` is called once at start-up by the CLI, and the
+resulting `Settings` is passed to everything that needs it. Nothing else reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from joinops.errors import ConfigError
+
+DEFAULT_SLACK_API_URL = "https://slack.com/api/"
+DEFAULT_REDIS_URL = "redis://localhost:6379/0"
+DEFAULT_AGENT_IMAGE = "docker.io/library/busybox:1.37"
+
+_DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
+
+
+def parse_duration(value: Any) -> timedelta:
+    """Accept `90s`, `10m`, `1h30m`, a bare number of seconds, or a timedelta."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return timedelta(seconds=value)
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match and any(match.groups()):
+            hours, minutes, seconds = (int(g or 0) for g in match.groups())
+            return timedelta(hours=hours, minutes=minutes, seconds=seconds)
+    raise ValueError("expected a duration such as 90s, 10m or 1h30m")
+
+
+Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ClusterConfig(_Strict):
+    """How to reach one managed cluster."""
+
+    kubeconfig: Path | None = None  # None: the active kubeconfig (KUBECONFIG or ~/.kube/config)
+    context: str | None = None  # None: the kubeconfig's current context
+
+
+class Timeouts(_Strict):
+    """Every bound joinops waits under. Units: durations (`30s`, `10m`, `1h`)."""
+
+    approval: Duration = timedelta(minutes=30)  # a pending request expires after this
+    drain: Duration = timedelta(minutes=10)  # the whole drain, evictions and terminations
+    join: Duration = timedelta(minutes=15)  # from node agent start to Ready in the target
+    upload_certs: Duration = timedelta(minutes=5)  # the control-plane certificate upload pod
+    api: Duration = timedelta(seconds=15)  # one Kubernetes API call (connect + read)
+
+
+class AgentConfig(_Strict):
+    """The node agent pod joinops runs on a node to re-join it."""
+
+    namespace: str = "joinops-system"
+    image: str = DEFAULT_AGENT_IMAGE
+    host_profile: Literal["kubeadm", "ock"] = "kubeadm"
+
+
+class Policy(_Strict):
+    allow_self_approval: bool = False  # may a requester approve their own request?
+
+
+class FileConfig(_Strict):
+    """The YAML file named by JOINOPS_CONFIG."""
+
+    clusters: dict[str, ClusterConfig] = Field(default_factory=dict)
+    approvers: list[str] = Field(default_factory=list)
+    timeouts: Timeouts = Timeouts()
+    agent: AgentConfig = AgentConfig()
+    policy: Policy = Policy()
+    max_parallel: int = Field(default=4, ge=1, le=64)  # worker joins at once in one batch
+    token_ttl: Duration = timedelta(minutes=30)  # lifetime of a migration's bootstrap token
+
+    @field_validator("approvers")
+    @classmethod
+    def _slack_ids(cls, value: list[str]) -> list[str]:
+        for approver in value:
+            if not re.fullmatch(r"[USW][A-Z0-9]{2,}", approver):
+                raise ValueError(
+                    f"{approver!r} is not a Slack user ID (U…/W…) or user-group ID (S…)"
+                )
+        return value
+
+    @field_validator("clusters")
+    @classmethod
+    def _cluster_names(cls, value: dict[str, ClusterConfig]) -> dict[str, ClusterConfig]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}", name):
+                raise ValueError(
+                    f"cluster name {name!r} must be 1-63 letters, digits, '.', '_' or '-'"
+                )
+        return value
+
+
+class Secrets(BaseSettings):
+    """Secrets and endpoints, from the environment only."""
+
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = DEFAULT_SLACK_API_URL
+    redis_url: str = DEFAULT_REDIS_URL
+    joinops_config: Path | None = None
+    kubeconfig: str | None = None  # KUBECONFIG, used only when JOINOPS_CONFIG is not set
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything joinops is configured with, validated once."""
+
+    secrets: Secrets
+    clusters: dict[str, ClusterConfig]
+    approvers: list[str]
+    timeouts: Timeouts
+    agent: AgentConfig
+    policy: Policy
+    max_parallel: int
+    token_ttl: timedelta
+
+    @property
+    def cluster_names(self) -> list[str]:
+        return sorted(self.clusters)
+
+
+def load_settings() -> Settings:
+    """Build the settings from the environment and JOINOPS_CONFIG; raise ConfigError."""
+    try:
+        secrets = Secrets()
+    except ValidationError as e:
+        raise ConfigError(_describe(e, "environment")) from None
+    if secrets.joinops_config is None:
+        file_config = FileConfig(clusters=_clusters_from_kubeconfig(secrets.kubeconfig))
+    else:
+        file_config = _read_file_config(secrets.joinops_config)
+    if not file_config.clusters:
+        raise ConfigError(["clusters: no clusters are configured (add them under `clusters:`)"])
+    return Settings(
+        secrets=secrets,
+        clusters=file_config.clusters,
+        approvers=file_config.approvers,
+        timeouts=file_config.timeouts,
+        agent=file_config.agent,
+        policy=file_config.policy,
+        max_parallel=file_config.max_parallel,
+        token_ttl=file_config.token_ttl,
+    )
+
+
+def _read_file_config(path: Path) -> FileConfig:
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise ConfigError([f"JOINOPS_CONFIG: cannot read {path}: {e.strerror}"]) from None
+    except yaml.YAMLError as e:
+        raise ConfigError([f"JOINOPS_CONFIG: {path} is not valid YAML: {e}"]) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError([f"JOINOPS_CONFIG: {path} must hold a mapping at the top level"])
+    try:
+        return FileConfig.model_validate(raw)
+    except ValidationError as e:
+        raise ConfigError(_describe(e, str(path))) from None
+
+
+def _clusters_from_kubeconfig(kubeconfig: str | None) -> dict[str, ClusterConfig]:
+    """Without JOINOPS_CONFIG every context of the active kubeconfig is a cluster."""
+    first = (kubeconfig or "").split(os.pathsep)[0]
+    path = Path(first) if first else Path.home() / ".kube/config"
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(
+            [f"no JOINOPS_CONFIG, and the active kubeconfig {path} cannot be read: {e}"]
+        ) from None
+    contexts = [c.get("name") for c in raw.get("contexts") or [] if isinstance(c, dict)]
+    return {name: ClusterConfig(kubeconfig=path, context=name) for name in contexts if name}
+
+
+def _describe(error: ValidationError, where: str) -> list[str]:
+    """One line per problem: which key, what was wrong."""
+    problems = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown key (check the spelling; see README, Configuration)"
+        elif item["type"] == "literal_error":
+            message = f"got {item['input']!r}; {message}"
+        problems.append(f"{where}: {key}: {message}")
+    return problems
