@@ -1,0 +1,158 @@
+"""Join material: what a host needs to join a kubeadm cluster (shared by migrations and Ignition).
+
+Pure functions only; creating the material in a cluster is the engine's job. See
+shared/docs/migration.md, "Join material on the target".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import secrets
+import string
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from joinops.model import Version
+
+DEFAULT_API_PORT = 6443
+TOKEN_ALPHABET = string.ascii_lowercase + string.digits
+TOKEN_GROUP = "system:bootstrappers:kubeadm:default-node-token"
+KUBEADM_CERTS_LIFETIME = timedelta(hours=2)
+
+
+@dataclass(frozen=True)
+class BootstrapToken:
+    id: str  # 6 characters, public (names the Secret)
+    secret: str  # 16 characters, the credential
+
+    @property
+    def value(self) -> str:
+        return f"{self.id}.{self.secret}"
+
+    @property
+    def secret_name(self) -> str:
+        return f"bootstrap-token-{self.id}"
+
+    def __repr__(self) -> str:  # never print the secret half
+        return f"BootstrapToken(id={self.id!r}, secret=<redacted>)"
+
+
+def new_bootstrap_token() -> BootstrapToken:
+    pick = lambda n: "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(n))  # noqa: E731
+    return BootstrapToken(pick(6), pick(16))
+
+
+def new_certificate_key() -> str:
+    """32 random bytes, hex: what `kubeadm certs certificate-key` prints."""
+    return secrets.token_hex(32)
+
+
+def token_secret(
+    token: BootstrapToken, expires: datetime, description: str, labels: dict[str, str]
+) -> dict[str, Any]:
+    """The kube-system Secret kubeadm itself would write for `kubeadm token create`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "bootstrap.kubernetes.io/token",
+        "metadata": {"name": token.secret_name, "namespace": "kube-system", "labels": labels},
+        "stringData": {
+            "description": description,
+            "token-id": token.id,
+            "token-secret": token.secret,
+            "expiration": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "usage-bootstrap-authentication": "true",
+            "usage-bootstrap-signing": "true",
+            "auth-extra-groups": TOKEN_GROUP,
+        },
+    }
+
+
+def ca_cert_hash(ca_pem: bytes) -> str:
+    """`sha256:` + hex SHA-256 of the DER SubjectPublicKeyInfo of the CA certificate."""
+    cert = x509.load_pem_x509_certificate(ca_pem)
+    spki = cert.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    return "sha256:" + hashlib.sha256(spki).hexdigest()
+
+
+def join_endpoint(control_plane_endpoint: str, server_url: str) -> str:
+    """`host:port` to join: the shared endpoint if the cluster has one, else its API server."""
+    if control_plane_endpoint:
+        return normalise_endpoint(control_plane_endpoint)
+    return normalise_endpoint(urlsplit(server_url).netloc or server_url)
+
+
+def normalise_endpoint(endpoint: str) -> str:
+    """Host and port, IPv6 literals bracketed, port 6443 when none is given."""
+    text = endpoint.strip()
+    if "://" in text:
+        text = urlsplit(text).netloc
+    host, port = _split_host_port(text)
+    if not host:
+        raise ValueError(f"no host in endpoint {endpoint!r}")
+    try:
+        if ipaddress.ip_address(host).version == 6:
+            host = f"[{host}]"
+    except ValueError:
+        pass
+    return f"{host}:{port}"
+
+
+def _split_host_port(text: str) -> tuple[str, int]:
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":")
+    elif text.count(":") > 1:  # a bare IPv6 literal has no port
+        host, port = text, ""
+    else:
+        host, _, port = text.partition(":")
+    if port and not (port.isdigit() and 0 < int(port) < 65536):
+        raise ValueError(f"bad port in endpoint {text!r}")
+    return host, int(port) if port else DEFAULT_API_PORT
+
+
+def kubeadm_api_version(target: Version) -> str:
+    """v1beta4 from Kubernetes 1.31 on, v1beta3 before."""
+    return (
+        "kubeadm.k8s.io/v1beta4"
+        if (target.major, target.minor) >= (1, 31)
+        else ("kubeadm.k8s.io/v1beta3")
+    )
+
+
+def join_configuration(
+    *,
+    target_version: Version,
+    endpoint: str,
+    token: BootstrapToken,
+    ca_hash: str,
+    node_name: str,
+    certificate_key: str | None = None,
+    advertise_address: str | None = None,
+    bind_port: int = DEFAULT_API_PORT,
+) -> dict[str, Any]:
+    """A kubeadm JoinConfiguration; `certificate_key` makes it a control-plane join."""
+    config: dict[str, Any] = {
+        "apiVersion": kubeadm_api_version(target_version),
+        "kind": "JoinConfiguration",
+        "discovery": {
+            "bootstrapToken": {
+                "apiServerEndpoint": endpoint,
+                "token": token.value,
+                "caCertHashes": [ca_hash],
+            },
+        },
+        "nodeRegistration": {"name": node_name},
+    }
+    if certificate_key is not None:
+        local: dict[str, Any] = {"bindPort": bind_port}
+        if advertise_address:
+            local["advertiseAddress"] = advertise_address
+        config["controlPlane"] = {"certificateKey": certificate_key, "localAPIEndpoint": local}
+    return config
