@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
 
@@ -11,6 +12,8 @@ from joinops.asks import unknown_cluster
 from joinops.errors import ConfigError
 from joinops.kube import KubeCluster
 from joinops.settings import Settings
+
+POOL_SIZE = 32  # connections per cluster; the drain's parallel evictions use them
 
 
 class ClusterRegistry:
@@ -36,9 +39,13 @@ class ClusterRegistry:
     def _build(self, name: str) -> KubeCluster:
         cfg = self._settings.clusters[name]
         path = str(cfg.kubeconfig) if cfg.kubeconfig else None
+        configuration = client.Configuration()
         try:
-            api_client = kube_config.new_client_from_config(
-                config_file=path, context=cfg.context, persist_config=False
+            kube_config.load_kube_config(
+                config_file=path,
+                context=cfg.context,
+                client_configuration=configuration,
+                persist_config=False,
             )
         except (ConfigException, OSError, ValueError, TypeError) as e:
             where = path or "the active kubeconfig"
@@ -46,8 +53,10 @@ class ClusterRegistry:
             raise ConfigError(
                 [f"clusters.{name}: cannot use kubeconfig {where}{ctx}: {_short(e)}"]
             ) from e
+        # A drain evicts in parallel: let that many connections stay open.
+        configuration.connection_pool_maxsize = POOL_SIZE
         timeout = self._settings.timeouts.api.total_seconds()
-        return KubeCluster(name, api_client, timeout)
+        return KubeCluster(name, client.ApiClient(configuration), timeout)
 
 
 def _short(error: Exception) -> str:

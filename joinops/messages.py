@@ -6,6 +6,9 @@ The CLI and the Slack bot both show these; the bot's own interface strings live 
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 from joinops.model import Role, Version
 
 # --- rule findings ---
@@ -131,3 +134,159 @@ STEP_TITLES = {
     "wait-joined": "Wait for `{node}` to be Ready in {target}",
     "cleanup": "Clean up: delete `{node}` from {source}, the agent and the token; label it",
 }
+
+
+# --- the engine: step outcomes and where the node is ---
+
+
+def _minutes(span: timedelta) -> str:
+    total = int(span.total_seconds())
+    return f"{total // 60} min" if total % 60 == 0 and total >= 60 else f"{total} s"
+
+
+def rules_refuse_now(reasons: str) -> str:
+    return (
+        f"The rules no longer allow this move (the clusters changed since the request): {reasons}"
+    )
+
+
+def rules_still_allow(versions: str) -> str:
+    return f"The rules still allow the move. {versions}".strip()
+
+
+def token_description(request_id: str) -> str:
+    return f"joinops {request_id}: joins one node, deleted once it has joined"
+
+
+def material_ready(target: str, token_id: str, endpoint: str, control_plane: bool) -> str:
+    certs = " Control-plane certificates uploaded (valid about 2 h)." if control_plane else ""
+    return (
+        f"Join material ready in {target}: bootstrap token {token_id} (the id only; the "
+        f"secret is never shown), endpoint {endpoint}.{certs}"
+    )
+
+
+def no_ready_control_plane(target: str) -> str:
+    return (
+        f"{target} has no Ready control-plane node to upload the control-plane "
+        f"certificates from. Bring one back, then retry."
+    )
+
+
+def cordoned(node: str, source: str) -> str:
+    return f"`{node}` cordoned in {source}: no new pods will be scheduled on it."
+
+
+def drained(node: str, pods: int, seconds: float, skipped: list[str], empty_dir: list[str]) -> str:
+    parts = [f"`{node}` drained: {pods} pods moved off in {seconds:.1f} s"]
+    if skipped:
+        parts.append(f"{len(skipped)} DaemonSet or mirror pods left in place")
+    if empty_dir:
+        parts.append(
+            f"emptyDir data lost for {', '.join(empty_dir[:5])}"
+            + (" and more" if len(empty_dir) > 5 else "")
+        )
+    return "; ".join(parts) + "."
+
+
+def drain_timed_out(
+    node: str, timeout: timedelta, remaining: list[str], blockers: dict[str, str]
+) -> str:
+    shown = [f"{pod} ({blockers[pod]})" if pod in blockers else pod for pod in remaining[:10]]
+    more = f" and {len(remaining) - 10} more" if len(remaining) > 10 else ""
+    return (
+        f"The drain of `{node}` did not finish within {_minutes(timeout)}: "
+        f"{len(remaining)} pods still there: {'; '.join(shown)}{more}. "
+        f"Free the disruption budgets that block them (or scale the workloads), then retry."
+    )
+
+
+def agent_started(node: str, source: str, target: str, destroys_source: bool) -> str:
+    gone = f" {source} is being destroyed with it." if destroys_source else ""
+    return (
+        f"Node agent started on `{node}`: it runs `kubeadm reset`, then `kubeadm join` "
+        f"{target}. From here `{node}` leaves {source}; this cannot be cancelled.{gone}"
+    )
+
+
+def joined(node: str, target: str, seconds: float) -> str:
+    return f"`{node}` is Ready in {target} ({seconds:.1f} s after the agent started)."
+
+
+def never_joined(request: Any, unit: str, timeout: timedelta) -> str:
+    return (
+        f"`{request.node}` did not become Ready in {request.target} within "
+        f"{_minutes(timeout)}. Where it is: the node agent reset it, so it has left "
+        f"{request.source} (NotReady there), and it has not registered in {request.target}. "
+        f"How to look: on the host, `journalctl -u {unit}` shows the join; "
+        f"`kubectl get nodes` in {request.target}. Its bootstrap token has been deleted. "
+        f"Next: fix the cause, then `/join retry {request.id}` (or `joinops migrate` again) to "
+        f"wait for it again, or re-join the host by hand with fresh material from "
+        f"`joinops ignition --cluster {request.target}`."
+    )
+
+
+def leftover(what: str, cluster: str) -> str:
+    return f"could not delete {what} from {cluster} (unreachable): remove it by hand"
+
+
+def cleaned_up(request: Any, source_gone: bool, notes: list[str]) -> str:
+    where = (
+        f"{request.source} no longer exists, as expected"
+        if source_gone
+        else f"`{request.node}` removed from {request.source}"
+    )
+    tail = (" Left behind: " + "; ".join(notes) + ".") if notes else ""
+    return (
+        f"Cleaned up: {where}; node agent and bootstrap token deleted; "
+        f"`{request.node}` labelled as {request.role} in {request.target}.{tail}"
+    )
+
+
+def where_before_agent(request: Any, cordon_restored: bool) -> str:
+    state = "its schedulability restored" if cordon_restored else "as it was"
+    return (
+        f"Where it is: `{request.node}` is still in {request.source}, {state}; nothing "
+        f"was left in {request.target}. Next: fix the cause, then `/join retry "
+        f"{request.id}`."
+    )
+
+
+def failed(step: str, reason: str, where: str) -> str:
+    return f"Failed at step `{step}`: {reason} {where}"
+
+
+def internal_error(step: str) -> str:
+    return f"an unexpected error in step `{step}` (the worker log has the details)."
+
+
+def succeeded(request: Any, seconds: float) -> str:
+    return (
+        f"`{request.node}` moved from {request.source} to {request.target} as "
+        f"{request.role} in {seconds:.0f} s."
+    )
+
+
+def cancelled(request: Any) -> str:
+    return (
+        f"Cancelled before the node agent started: `{request.node}` stays in "
+        f"{request.source}, as it was."
+    )
+
+
+def resumed(step: str) -> str:
+    return f"Resumed after a worker restart, at step `{step}`; finished steps are not run again."
+
+
+def locked(node: str, holder: str) -> str:
+    return (
+        f"`{node}` (or a control plane this move needs) is already being moved by request "
+        f"{holder}: wait for it to finish, then retry."
+    )
+
+
+def where_after_join(request: Any) -> str:
+    return (
+        f"Where it is: `{request.node}` is Ready in {request.target}; only the clean-up "
+        f"is left. Next: `/join retry {request.id}` finishes it."
+    )

@@ -70,6 +70,7 @@ class Timeouts(_Strict):
     join: Duration = timedelta(minutes=15)  # from node agent start to Ready in the target
     upload_certs: Duration = timedelta(minutes=5)  # the control-plane certificate upload pod
     api: Duration = timedelta(seconds=15)  # one Kubernetes API call (connect + read)
+    lock: Duration = timedelta(seconds=60)  # a dead worker's locks are free again after this
 
 
 class AgentConfig(_Strict):
@@ -93,7 +94,6 @@ class FileConfig(_Strict):
     agent: AgentConfig = AgentConfig()
     policy: Policy = Policy()
     max_parallel: int = Field(default=4, ge=1, le=64)  # worker joins at once in one batch
-    token_ttl: Duration = timedelta(minutes=30)  # lifetime of a migration's bootstrap token
 
     @field_validator("approvers")
     @classmethod
@@ -141,7 +141,6 @@ class Settings:
     agent: AgentConfig
     policy: Policy
     max_parallel: int
-    token_ttl: timedelta
 
     @property
     def cluster_names(self) -> list[str]:
@@ -168,7 +167,6 @@ def load_settings() -> Settings:
         agent=file_config.agent,
         policy=file_config.policy,
         max_parallel=file_config.max_parallel,
-        token_ttl=file_config.token_ttl,
     )
 
 

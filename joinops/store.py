@@ -71,6 +71,7 @@ class Request:
     failed_step: str = ""
     agent_started: bool = False  # point of no return: the node has left (or is leaving) source
     destroys_source: bool = False
+    from_control_plane: bool = False  # the node is a control plane in the source
     extra: dict[str, str] = field(default_factory=dict)
 
     def to_hash(self) -> dict[str, str]:
@@ -95,7 +96,7 @@ class Request:
             value = raw[f.name]
             if f.name in ("created_at", "expires_at", "decided_at"):
                 kwargs[f.name] = float(value or 0)
-            elif f.name in ("agent_started", "destroys_source"):
+            elif f.name in ("agent_started", "destroys_source", "from_control_plane"):
                 kwargs[f.name] = value == "1"
             elif f.name == "state":
                 kwargs[f.name] = State(value)

@@ -1,0 +1,80 @@
+"""Enqueueing the engine's jobs by name, so that the bot never imports the workers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import redis
+from rq import Queue
+from rq.exceptions import DuplicateJobError, NoSuchJobError
+from rq.job import Job, JobStatus
+
+from joinops.settings import Settings
+
+QUEUE = "joinops"
+MIGRATE = "workers.jobs.run_migration"
+EXPIRE = "workers.jobs.expire_request"
+
+
+def queue(connection: redis.Redis) -> Queue:
+    return Queue(QUEUE, connection=connection)
+
+
+def job_timeout(settings: Settings) -> int:
+    """Long enough for every bounded wait of a migration, plus margin (RQ's default is 180 s)."""
+    t = settings.timeouts
+    return int((t.drain + t.join + t.upload_certs * 2 + t.api * 20).total_seconds()) + 300
+
+
+def enqueue_migration(connection: redis.Redis, settings: Settings, request_id: str) -> bool:
+    """Enqueue the request's job (job id = request id). False when it is already queued."""
+    q = queue(connection)
+    _drop_finished_job(connection, request_id)
+    try:
+        q.enqueue(
+            MIGRATE,
+            request_id,
+            job_id=request_id,
+            unique=True,
+            job_timeout=job_timeout(settings),
+            result_ttl=7 * 86400,
+            failure_ttl=30 * 86400,
+            description=f"joinops migration {request_id}",
+        )
+    except DuplicateJobError:
+        return False
+    return True
+
+
+def schedule_expiry(connection: redis.Redis, request_id: str, at: float) -> None:
+    queue(connection).enqueue_at(
+        datetime.fromtimestamp(at, UTC),
+        EXPIRE,
+        request_id,
+        job_id=f"{request_id}-expiry",
+        result_ttl=3600,
+    )
+
+
+def _drop_finished_job(connection: redis.Redis, job_id: str) -> None:
+    """A retried request reuses its id: the earlier, finished job must make room."""
+    try:
+        job = Job.fetch(job_id, connection=connection)
+    except NoSuchJobError:
+        return
+    if job.get_status(refresh=False) in (
+        JobStatus.FINISHED,
+        JobStatus.FAILED,
+        JobStatus.STOPPED,
+        JobStatus.CANCELED,
+    ):
+        job.delete()
+
+
+def replace_abandoned_job(connection: redis.Redis, settings: Settings, request_id: str) -> bool:
+    """Re-enqueue a request whose worker died: its old job record is removed first."""
+    try:
+        Job.fetch(request_id, connection=connection).delete()
+    except NoSuchJobError:
+        pass
+    return enqueue_migration(connection, settings, request_id)

@@ -1,0 +1,19 @@
+"""The two kinds of step failure (after kopf): stop and tell, or try again later."""
+
+from __future__ import annotations
+
+
+class PermanentError(Exception):
+    """The step cannot succeed by retrying: stop the migration and tell the operator why."""
+
+
+class TemporaryError(Exception):
+    """The step may succeed later (a lock, a 5xx): the runner retries it after `delay` seconds."""
+
+    def __init__(self, message: str, delay: float = 2.0) -> None:
+        super().__init__(message)
+        self.delay = delay
+
+
+class Cancelled(Exception):
+    """The request was cancelled while a step ran; undo what was done."""

@@ -1,0 +1,35 @@
+"""RQ job entry points, imported by name (see `joinops.queue`)."""
+
+from __future__ import annotations
+
+from joinops.events import Event, EventKind
+from joinops.lifecycle import State
+from workers import context
+from workers.runner import run_request
+
+
+def run_migration(request_id: str) -> str:
+    state = run_request(context.current(), request_id)
+    return str(state) if state else "missing"
+
+
+def expire_request(request_id: str) -> str:
+    """A pending request that nobody approved in time expires: it will not run."""
+    ctx = context.current()
+    request = ctx.store.get(request_id)
+    if request is None or ctx.clock() < request.expires_at:
+        return "not due"
+    moved, _ = ctx.store.transition(
+        request_id, State.EXPIRED, outcome="expired, not run", decided_at=ctx.clock()
+    )
+    if moved:
+        ctx.reporter.emit(
+            Event(
+                request_id,
+                EventKind.STATE,
+                "expired, not run",
+                state=str(State.EXPIRED),
+                at=ctx.clock(),
+            )
+        )
+    return "expired" if moved else "already decided"

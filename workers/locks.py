@@ -1,0 +1,113 @@
+"""Locks in Redis with an owner and an expiry (after kured's lock).
+
+One migration per node; control-plane changes one at a time per cluster. The owner is the
+request id, so a resumed request takes its own lock back; a lock whose worker died expires after
+`ttl` and then another run may take it. While a job runs, a heartbeat renews its locks.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import redis
+
+PREFIX = "joinops:lock:"
+
+# KEYS: lock keys. ARGV: owner, ttl ms. All or nothing: returns {1} or {0, key, holder}.
+_ACQUIRE = """
+for i, key in ipairs(KEYS) do
+  local holder = redis.call('GET', key)
+  if holder and holder ~= ARGV[1] then return {0, key, holder} end
+end
+for i, key in ipairs(KEYS) do redis.call('SET', key, ARGV[1], 'PX', ARGV[2]) end
+return {1}
+"""
+
+# Extend or delete only the keys this owner holds.
+_RENEW = """
+local n = 0
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('PEXPIRE', key, ARGV[2]) n = n + 1 end
+end
+return n
+"""
+_RELEASE = """
+local n = 0
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) n = n + 1 end
+end
+return n
+"""
+
+
+def node_lock(node: str) -> str:
+    return f"{PREFIX}node:{node}"
+
+
+def control_plane_lock(cluster: str) -> str:
+    return f"{PREFIX}control-plane:{cluster}"
+
+
+@dataclass(frozen=True)
+class Held:
+    key: str
+    holder: str
+
+
+class LockSet:
+    """A set of lock keys taken and released together by one owner."""
+
+    def __init__(
+        self, redis_client: redis.Redis, keys: list[str], owner: str, ttl_seconds: float
+    ) -> None:
+        self.redis = redis_client
+        self.keys = sorted(set(keys))
+        self.owner = owner
+        self.ttl_ms = int(ttl_seconds * 1000)
+        self._acquire = redis_client.register_script(_ACQUIRE)
+        self._renew = redis_client.register_script(_RENEW)
+        self._release = redis_client.register_script(_RELEASE)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def acquire(self) -> Held | None:
+        """Take every lock, or none. Returns what blocked, or None on success."""
+        result = self._acquire(keys=self.keys, args=[self.owner, self.ttl_ms])
+        if result[0] == 1:
+            return None
+        return Held(_s(result[1]), _s(result[2]))
+
+    def holding(self) -> bool:
+        return bool(self.keys) and all(
+            _s(self.redis.get(k) or b"") == self.owner for k in self.keys
+        )
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._release(keys=self.keys, args=[self.owner])
+
+    def keep_alive(self) -> None:
+        """Renew the locks every third of their ttl until released."""
+        interval = self.ttl_ms / 3000
+
+        def beat() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self._renew(keys=self.keys, args=[self.owner, self.ttl_ms])
+                except redis.RedisError:
+                    continue  # Redis away for a moment: the next beat tries again
+
+        self._thread = threading.Thread(target=beat, name=f"locks-{self.owner}", daemon=True)
+        self._thread.start()
+
+
+def holder_of(redis_client: redis.Redis, key: str) -> str | None:
+    value = redis_client.get(key)
+    return _s(value) if value else None
+
+
+def _s(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

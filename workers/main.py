@@ -1,0 +1,36 @@
+"""`joinops worker`: an RQ worker on the joinops queue, with the scheduler and recovery."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from rq import SimpleWorker
+
+from joinops.queue import QUEUE
+from joinops.settings import Settings
+from workers import context
+from workers.context import EngineContext
+from workers.recovery import RecoveryLoop, resume_orphans
+
+
+def run_worker(settings: Settings, burst: bool = False, name: str | None = None) -> bool:
+    """Work jobs until stopped (or, with `burst`, until the queue is empty).
+
+    A SimpleWorker runs jobs in this process: clients are built once and reused, and if this
+    process dies, its job dies with it (and is resumed by recovery) instead of living on as an
+    orphaned work horse.
+    """
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    ctx = EngineContext.from_settings(settings)
+    context.install(ctx)
+    resume_orphans(ctx)
+    recovery = RecoveryLoop(ctx, interval=max(1.0, settings.timeouts.lock.total_seconds() / 2))
+    recovery.start()
+    worker = SimpleWorker(
+        [QUEUE], connection=ctx.redis, name=name or f"joinops-{os.uname().nodename}-{os.getpid()}"
+    )
+    try:
+        return bool(worker.work(burst=burst, with_scheduler=True, logging_level="WARNING"))
+    finally:
+        recovery.stop()

@@ -1,0 +1,178 @@
+"""Runs a request's steps in order, with records, events, locks, retries and rollback.
+
+A rerun of the same request skips the steps whose record says they succeeded. A failure before
+the node agent undoes the earlier steps (uncordon, delete the token); after it, the node has left
+the source and the outcome says where it is and what to do.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from joinops import messages
+from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable
+from joinops.events import Event, EventKind
+from joinops.lifecycle import State
+from joinops.steprecords import Outcome
+from joinops.store import Request
+from workers.context import EngineContext
+from workers.errors import Cancelled, PermanentError, TemporaryError
+from workers.locks import LockSet, control_plane_lock, node_lock
+from workers.steps import STEPS, Run, Step, after_failure
+
+log = logging.getLogger(__name__)
+
+TRANSIENT = (ClusterUnreachable, ClusterRateLimited, TemporaryError)
+ATTEMPTS_PER_STEP = 4
+
+
+def lock_keys(request: Request) -> list[str]:
+    """One migration per node; control-plane changes one at a time per cluster."""
+    keys = [node_lock(request.node)]
+    if request.role == "control-plane":
+        keys.append(control_plane_lock(request.target))
+    if request.from_control_plane:
+        keys.append(control_plane_lock(request.source))
+    return keys
+
+
+def run_request(ctx: EngineContext, request_id: str) -> State | None:
+    """Carry out one approved (or interrupted) request. Returns its final state."""
+    request = ctx.store.get(request_id)
+    if request is None or request.state not in (State.APPROVED, State.RUNNING):
+        return request.state if request else None
+    locks = LockSet(
+        ctx.redis, lock_keys(request), request.id, ctx.settings.timeouts.lock.total_seconds()
+    )
+    held = locks.acquire()
+    if held is not None:
+        return _finish(
+            ctx,
+            request,
+            State.FAILED,
+            messages.failed("check", messages.locked(request.node, held.holder), ""),
+            failed_step="check",
+        )
+    locks.keep_alive()
+    try:
+        return _run_locked(ctx, request)
+    finally:
+        locks.release()
+
+
+def _run_locked(ctx: EngineContext, request: Request) -> State:
+    resumed = request.state is State.RUNNING
+    if not resumed:
+        moved, _ = ctx.store.transition(request.id, State.RUNNING)
+        if not moved:
+            return ctx.store.get(request.id).state
+        request.state = State.RUNNING
+    run = Run(ctx, request)
+    step = STEPS[0]
+    try:
+        for step in STEPS:
+            _run_step(run, step, resumed)
+    except Cancelled:
+        _rollback(run, step)
+        return _finish(ctx, request, State.CANCELLED, messages.cancelled(request))
+    except (PermanentError, ClusterError) as e:
+        return _fail(run, step, str(e) if isinstance(e, PermanentError) else e.detail)
+    except Exception:
+        log.exception("request %s: unexpected error in step %s", request.id, step.id)
+        return _fail(run, step, messages.internal_error(step.id))
+    seconds = ctx.clock() - (ctx.records.get(request.id, "check").started or request.created_at)
+    return _finish(ctx, request, State.SUCCEEDED, messages.succeeded(request, seconds))
+
+
+def _run_step(run: Run, step: Step, resumed: bool) -> None:
+    ctx, request_id = run.ctx, run.id
+    record = ctx.records.get(request_id, step.id)
+    if record.outcome is Outcome.SUCCEEDED:
+        return
+    if run.cancelled() and not run.request.agent_started:
+        raise Cancelled()
+    if resumed and record.outcome is Outcome.RUNNING:
+        _emit(run, EventKind.PROGRESS, messages.resumed(step.id), step.id)
+    run.resuming = record.outcome is Outcome.RUNNING
+    record = ctx.records.start(request_id, step.id)
+    _emit(
+        run,
+        EventKind.STEP_STARTED,
+        messages.STEP_TITLES[step.id].format(
+            node=run.request.node, source=run.request.source, target=run.request.target, cert=""
+        ),
+        step.id,
+    )
+    for attempt in Retrying(
+        retry=retry_if_exception_type(TRANSIENT),
+        stop=stop_after_attempt(ATTEMPTS_PER_STEP),
+        wait=wait_exponential(multiplier=0.5, max=8),
+        reraise=True,
+        before_sleep=lambda state: _emit(
+            run,
+            EventKind.STEP_RETRYING,
+            f"{state.outcome.exception()}; retrying" if state.outcome else "retrying",
+            step.id,
+        ),
+    ):
+        with attempt:
+            text = step.run(run)
+    done = ctx.records.finish(request_id, step.id, Outcome.SUCCEEDED, text)
+    _emit(run, EventKind.STEP_SUCCEEDED, text, step.id, seconds=done.seconds)
+
+
+def _fail(run: Run, step: Step, reason: str) -> State:
+    ctx, request = run.ctx, run.request
+    ctx.records.finish(request.id, step.id, Outcome.FAILED, reason)
+    _emit(run, EventKind.STEP_FAILED, reason, step.id)
+    current = ctx.store.get(request.id)
+    if step.id == "cleanup":
+        where = messages.where_after_join(request)
+    elif current is not None and current.agent_started:
+        after_failure(run)
+        where = ""  # the step's own message says where the node is
+    else:
+        restored = _rollback(run, step)
+        where = messages.where_before_agent(request, restored)
+    return _finish(
+        ctx, request, State.FAILED, messages.failed(step.id, reason, where), failed_step=step.id
+    )
+
+
+def _rollback(run: Run, failed: Step) -> bool:
+    """Undo the steps before `failed`, newest first. True when the node was uncordoned."""
+    uncordoned = False
+    records = run.ctx.records.all(run.id)
+    for step in reversed(STEPS[: STEPS.index(failed) + 1]):
+        record = records.get(step.id)
+        if (
+            step.undo is None
+            or record is None
+            or record.outcome not in (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.FAILED)
+        ):
+            continue
+        try:
+            step.undo(run)
+        except ClusterError as e:
+            log.warning("request %s: undo of %s failed: %s", run.id, step.id, e)
+            continue
+        run.ctx.records.finish(run.id, step.id, Outcome.ROLLED_BACK, "undone after a failure")
+        uncordoned |= step.id == "cordon"
+    return uncordoned
+
+
+def _finish(
+    ctx: EngineContext, request: Request, state: State, outcome: str, failed_step: str = ""
+) -> State:
+    if state is State.CANCELLED:
+        ctx.store.update(request.id, outcome=outcome)  # the canceller already set the state
+    else:
+        ctx.store.transition(request.id, state, outcome=outcome, failed_step=failed_step)
+    ctx.reporter.emit(Event(request.id, EventKind.STATE, outcome, state=str(state), at=ctx.clock()))
+    return state
+
+
+def _emit(run: Run, kind: EventKind, text: str, step: str, seconds: float = 0.0) -> None:
+    run.ctx.reporter.emit(Event(run.id, kind, text, step=step, at=run.ctx.clock(), seconds=seconds))
