@@ -3,7 +3,9 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
-from slacksim import SlackSim
+# Imported from the submodule: tests/conftest.py puts tests/ on sys.path, where this directory
+# would otherwise stand in for the slacksim package (a namespace package without SlackSim).
+from slacksim.server import SlackSim
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from slack_sdk.http_retry import builtin_handlers
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.webhook import WebhookClient
 
-from slacksim import SlackSim
+from slacksim.server import SlackSim
 
 SECTION = {"type": "section", "text": {"type": "mrkdwn", "text": "*moving* node-1"}}
 

@@ -14,7 +14,7 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 from slack_sdk.signature import SignatureVerifier
 
-from slacksim import SlackSim
+from slacksim.server import SlackSim
 from slacksim.signing import (
     block_actions_body,
     block_actions_payload,
