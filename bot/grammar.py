@@ -133,6 +133,17 @@ class GrammarError(ValueError):
 
 # ---- parsing -----------------------------------------------------------------------------------
 
+_USAGES = {
+    "help": texts.USAGE_HELP,
+    "clusters": texts.USAGE_CLUSTERS,
+    "list": texts.USAGE_LIST,
+    "status": texts.USAGE_STATUS,
+    "cancel": texts.USAGE_CANCEL,
+    "retry": texts.USAGE_RETRY,
+    "ignition": texts.USAGE_IGNITION,
+    "all": texts.USAGE_MIGRATE_ALL,
+}
+
 
 def parse(text: str, known_clusters: Sequence[str]) -> Command:
     """The command `text` (a slash command's text) asks for; raises GrammarError."""
@@ -145,23 +156,22 @@ def parse(text: str, known_clusters: Sequence[str]) -> Command:
         return Help()
     if head in ("clusters", "list"):
         if rest:
-            usage = texts.USAGE_CLUSTERS if head == "clusters" else texts.USAGE_LIST
-            raise GrammarError(texts.takes_no_arguments(head, rest), usage)
+            raise GrammarError(texts.takes_no_arguments(head, rest), _USAGES[head])
         return Clusters() if head == "clusters" else List()
     if head == "status":
-        cursor = _Words(rest, texts.USAGE_STATUS)
+        cursor = _Words(rest, _USAGES[head])
         request_id = None if cursor.done() else _request_id(cursor, head)
         cursor.end()
         return Status(request_id)
     if head in ("cancel", "retry"):
-        cursor = _Words(rest, texts.USAGE_CANCEL if head == "cancel" else texts.USAGE_RETRY)
+        cursor = _Words(rest, _USAGES[head])
         request_id = _request_id(cursor, head)
         cursor.end()
         return Cancel(request_id) if head == "cancel" else Retry(request_id)
     if head == "ignition":
-        return _ignition(_Words(rest, texts.USAGE_IGNITION), clusters)
+        return _ignition(_Words(rest, _USAGES[head]), clusters)
     if head == "all":
-        return _migrate_all(_Words(rest, texts.USAGE_MIGRATE_ALL), clusters)
+        return _migrate_all(_Words(rest, _USAGES[head]), clusters)
     return _migrate(words, clusters)
 
 
@@ -182,18 +192,6 @@ def node_name_problem(name: str) -> str | None:
         if label.startswith("-") or label.endswith("-"):
             return texts.node_label_edge(name, label)
     return None
-
-
-_USAGES = {
-    "help": texts.USAGE_HELP,
-    "clusters": texts.USAGE_CLUSTERS,
-    "list": texts.USAGE_LIST,
-    "status": texts.USAGE_STATUS,
-    "cancel": texts.USAGE_CANCEL,
-    "retry": texts.USAGE_RETRY,
-    "ignition": texts.USAGE_IGNITION,
-    "all": texts.USAGE_MIGRATE_ALL,
-}
 
 
 def _migrate(words: Sequence[str], clusters: _Clusters) -> Migrate:
