@@ -1,1 +1,7 @@
-"""kubesim."""
+"""kubesim: stateful simulated kubeadm clusters served over HTTPS for the official client."""
+
+from kubesim.cluster import Cluster, RequestRecord
+from kubesim.hosts import Host, NodeSpec
+from kubesim.world import World, WorldEvent
+
+__all__ = ["Cluster", "Host", "NodeSpec", "RequestRecord", "World", "WorldEvent"]

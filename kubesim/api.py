@@ -1,0 +1,518 @@
+"""The REST semantics of the API server, independent of HTTP: one request in, one answer out."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubesim import objects, validation
+from kubesim.errors import ApiError, bad_request, conflict, internal, method_not_allowed, not_found
+from kubesim.patch import apply_patch
+from kubesim.rbac import Attributes
+from kubesim.resources import (
+    DAEMONSETS,
+    NAMESPACES,
+    NODES,
+    PDBS,
+    PODS,
+    REPLICASETS,
+    SECRETS,
+    Resource,
+)
+from kubesim.routes import Route, parse, verb
+from kubesim.selectors import parse_field_selector, parse_label_selector
+from kubesim.store import Entry, Watcher
+
+if TYPE_CHECKING:
+    from kubesim.cluster import Cluster
+
+JSON = "application/json"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: Mapping[str, str]  # lower-case names
+    body: bytes = b""
+
+
+@dataclass
+class WatchStream:
+    watcher: Watcher
+    timeout: float
+    error: dict[str, Any] | None = None  # an ERROR event to send first, then end
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    stream: WatchStream | None = None
+
+
+def json_response(status: int, body: Any) -> Response:
+    return Response(status, json.dumps(body, separators=(",", ":")).encode())
+
+
+def error_response(error: ApiError) -> Response:
+    resp = json_response(error.code, error.status())
+    resp.headers.update(error.headers())
+    return resp
+
+
+def success_status(res: Resource, name: str, uid: str) -> dict[str, Any]:
+    details: dict[str, Any] = {"name": name}
+    if res.group:
+        details["group"] = res.group
+    details.update(kind=res.name, uid=uid)
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }
+
+
+_GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+class Api:
+    """Serves one cluster's API. ``handle`` never raises."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    # ---- entry point -------------------------------------------------------------------
+    def attributes(self, req: Request) -> tuple[Route | None, Attributes | None]:
+        try:
+            route = parse(req.path)
+        except ApiError:
+            return None, None
+        if route.resource is None:
+            return route, None
+        watch = req.query.get("watch") in ("true", "1")
+        return route, Attributes(
+            verb(req.method, route, watch),
+            route.resource.group,
+            route.resource.name,
+            route.subresource,
+            route.namespace,
+            route.name,
+        )
+
+    def handle(self, req: Request) -> Response:
+        try:
+            return self._handle(req)
+        except ApiError as err:
+            return error_response(err)
+        except Exception as exc:  # a bug in the simulation: answer 500 and keep the trace
+            self.cluster.internal_errors.append(traceback.format_exc())
+            return error_response(internal(f"{type(exc).__name__}: {exc}"))
+
+    def _handle(self, req: Request) -> Response:
+        token = req.headers.get("authorization", "")
+        if token != f"Bearer {self.cluster.token}":
+            raise ApiError(401, "Unauthorized")
+        route = parse(req.path)
+        if route.resource is None:
+            return self._non_resource(req, route)
+        _, attrs = self.attributes(req)
+        assert attrs is not None
+        self.cluster.rbac.check(attrs)
+        handler = getattr(self, "_" + attrs.verb, None)
+        if handler is None:
+            raise method_not_allowed()
+        response: Response = handler(req, route)
+        return response
+
+    def _non_resource(self, req: Request, route: Route) -> Response:
+        if req.method != "GET":
+            raise method_not_allowed()
+        if route.special == "/version":
+            return json_response(200, objects.version_info(self.cluster.version))
+        if route.special in ("/healthz", "/readyz", "/livez"):
+            return Response(200, b"ok", {"Content-Type": "text/plain; charset=utf-8"})
+        if route.special == "/api":
+            return json_response(
+                200,
+                {
+                    "kind": "APIVersions",
+                    "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [
+                        {"clientCIDR": "0.0.0.0/0", "serverAddress": self.cluster.host_port}
+                    ],
+                },
+            )
+        if route.special == "/apis":
+            return json_response(200, self._group_list())
+        raise ApiError(404, "the server could not find the requested resource", details={})
+
+    def _group_list(self) -> dict[str, Any]:
+        groups = []
+        for group, version in (("apps", "v1"), ("policy", "v1"), ("coordination.k8s.io", "v1")):
+            gv = {"groupVersion": f"{group}/{version}", "version": version}
+            groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+    # ---- helpers -----------------------------------------------------------------------
+    def _res(self, route: Route) -> Resource:
+        assert route.resource is not None
+        return route.resource
+
+    def _body(self, req: Request) -> Any:
+        try:
+            return json.loads(req.body or b"null")
+        except ValueError as exc:
+            raise bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
+
+    def _object_body(self, req: Request, res: Resource) -> dict[str, Any]:
+        body = self._body(req)
+        if not isinstance(body, dict):
+            raise bad_request(
+                f"the object provided is unrecognized (must be of type {res.kind}): "
+                "couldn't get version/kind"
+            )
+        body.setdefault("metadata", {})
+        if not isinstance(body["metadata"], dict):
+            raise bad_request("metadata must be an object")
+        return body
+
+    def _check_namespace(self, route: Route, obj: dict[str, Any]) -> None:
+        res = self._res(route)
+        meta = obj["metadata"]
+        if not res.namespaced:
+            meta.pop("namespace", None)
+            return
+        given = meta.get("namespace")
+        if given and given != route.namespace:
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on the "
+                "request"
+            )
+        meta["namespace"] = route.namespace
+
+    # ---- reads -------------------------------------------------------------------------
+    def _get(self, req: Request, route: Route) -> Response:
+        res = self._res(route)
+        if route.subresource == "eviction":
+            raise method_not_allowed()
+        entry = self.cluster.store.require(res, route.namespace, route.name)
+        return Response(200, entry.raw())
+
+    def _selectors(self, req: Request, res: Resource) -> tuple[Any, Any]:
+        labels = parse_label_selector(req.query.get("labelSelector"))
+        fields = parse_field_selector(req.query.get("fieldSelector"), res.getters)
+        return labels, fields
+
+    def _list(self, req: Request, route: Route) -> Response:
+        res = self._res(route)
+        labels, fields = self._selectors(req, res)
+        store = self.cluster.store
+        with store.lock:
+            entries = store.list(res, route.namespace or None, labels, fields)
+            list_rv = store.rv
+        limit = _int_param(req.query, "limit")
+        token = req.query.get("continue")
+        if token:
+            start, list_rv = _decode_continue(token)
+            entries = [e for e in entries if _entry_key(e) > start]
+        list_meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
+        if limit and limit > 0 and len(entries) > limit:
+            remaining = len(entries) - limit
+            entries = entries[:limit]
+            list_meta["continue"] = _encode_continue(_entry_key(entries[-1]), list_rv)
+            if labels.empty and fields.empty:
+                list_meta["remainingItemCount"] = remaining
+        head = {"kind": res.list_kind, "apiVersion": res.api_version, "metadata": list_meta}
+        body = json.dumps(head, separators=(",", ":")).encode()[:-1]
+        items = b",".join(entry.raw() for entry in entries)
+        return Response(200, body + b',"items":[' + items + b"]}")
+
+    def _watch(self, req: Request, route: Route) -> Response:
+        res = self._res(route)
+        labels, fields = self._selectors(req, res)
+        watcher = Watcher(res, route.namespace or None, labels, fields)
+        rv_text = req.query.get("resourceVersion") or ""
+        since = None if rv_text in ("", "0") else _int_or_bad(rv_text, "resourceVersion")
+        timeout = float(_int_param(req.query, "timeoutSeconds") or self.cluster.world.watch_timeout)
+        oldest = self.cluster.store.watch(watcher, since)
+        error = None
+        if oldest is not None:
+            error = ApiError(
+                410, f"too old resource version: {since} ({oldest - 1})", reason="Expired"
+            ).status()
+        return Response(200, stream=WatchStream(watcher, timeout, error))
+
+    # ---- writes ------------------------------------------------------------------------
+    def _create(self, req: Request, route: Route) -> Response:
+        res = self._res(route)
+        if route.subresource == "eviction":
+            body = self._object_body(req, res)
+            return self.cluster.evictions.evict(route.namespace, route.name, body)
+        if route.name:
+            raise method_not_allowed()
+        obj = self._object_body(req, res)
+        with self.cluster.lock:
+            entry = self.create_object(res, route, obj, dry_run="dryRun" in req.query)
+        return Response(201, entry.raw())
+
+    def create_object(
+        self, res: Resource, route: Route, obj: dict[str, Any], dry_run: bool = False
+    ) -> Entry:
+        self._check_namespace(route, obj)
+        meta = obj["metadata"]
+        for key in (
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "selfLink",
+        ):
+            meta.pop(key, None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(random.choices(_GENERATE_CHARS, k=5))
+        obj["apiVersion"], obj["kind"] = res.api_version, res.kind
+        self._defaults(res, obj)
+        validation.validate(res, obj)
+        if res.namespaced:
+            self._require_active_namespace(route.namespace, res, meta["name"])
+        store = self.cluster.store
+        if dry_run:
+            if store.get(res, route.namespace, meta["name"]) is not None:
+                from kubesim.errors import already_exists
+
+                raise already_exists(res.name, meta["name"], res.group)
+            return Entry(obj)
+        return store.create(res, obj)
+
+    def _defaults(self, res: Resource, obj: dict[str, Any]) -> None:
+        now = self.cluster.now()
+        if res is PODS:
+            objects.default_pod(obj)
+            if obj["spec"].get("nodeName"):
+                objects.set_pod_scheduled(obj, now)
+        elif res is NODES:
+            objects.default_node(obj, now)
+        elif res is NAMESPACES:
+            objects.default_namespace(obj)
+        elif res is PDBS:
+            objects.default_pdb(obj)
+            obj["status"].pop("observedGeneration", None)
+        elif res is SECRETS:
+            objects.default_secret(obj)
+        elif res is DAEMONSETS:
+            objects.default_daemonset(obj)
+        elif res is REPLICASETS:
+            objects.default_replicaset(obj)
+
+    def _require_active_namespace(self, namespace: str, res: Resource, name: str) -> None:
+        ns = self.cluster.store.get(NAMESPACES, "", namespace)
+        if ns is None:
+            raise not_found("namespaces", namespace)
+        if ns.obj.get("status", {}).get("phase") == "Terminating":
+            raise ApiError(
+                403,
+                f'{res.name} "{name}" is forbidden: unable to create new content in namespace '
+                f"{namespace} because it is being terminated",
+                details={
+                    "name": name,
+                    "kind": res.name,
+                    "causes": [
+                        {
+                            "reason": "NamespaceTerminating",
+                            "message": f"namespace {namespace} is being terminated",
+                            "field": "metadata.namespace",
+                        }
+                    ],
+                },
+            )
+
+    def _update(self, req: Request, route: Route) -> Response:
+        res = self._res(route)
+        obj = self._object_body(req, res)
+        if obj["metadata"].get("name") not in (None, route.name):
+            raise bad_request(
+                f"the name of the object ({obj['metadata']['name']}) does not match the name on "
+                f"the URL ({route.name})"
+            )
+        obj["metadata"]["name"] = route.name
+        self._check_namespace(route, obj)
+        with self.cluster.lock:
+            current = self.cluster.store.require(res, route.namespace, route.name)
+            entry = self.replace_object(res, route, current, obj)
+        return Response(200, entry.raw())
+
+    def replace_object(
+        self, res: Resource, route: Route, current: Entry, obj: dict[str, Any]
+    ) -> Entry:
+        """Store ``obj`` over ``current`` with the server's update rules."""
+        meta, old_meta = obj["metadata"], current.meta
+        wanted_rv = meta.get("resourceVersion")
+        if wanted_rv and wanted_rv != old_meta["resourceVersion"]:
+            raise conflict(res.name, route.name, res.group)
+        if route.subresource == "status":
+            new = current.copy()
+            new["status"] = obj.get("status", new.get("status"))
+            obj = new
+        else:
+            if res.has_status:
+                obj["status"] = current.copy().get("status", {})
+            for key in (
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "namespace",
+            ):
+                if key in old_meta:
+                    meta[key] = old_meta[key]
+                else:
+                    meta.pop(key, None)
+            meta["generation"] = old_meta.get("generation", 1)
+            if res.has_spec_generation and obj.get("spec") != current.obj.get("spec"):
+                meta["generation"] += 1
+        obj["apiVersion"], obj["kind"] = res.api_version, res.kind
+        if res is SECRETS:
+            objects.default_secret(obj)
+        validation.validate(res, obj, creating=False)
+        return self.cluster.store.put(res, obj)
+
+    def _patch(self, req: Request, route: Route) -> Response:
+        res = self._res(route)
+        content_type = req.headers.get("content-type", "").split(";")[0].strip()
+        patch = self._body(req)
+        with self.cluster.lock:
+            current = self.cluster.store.require(res, route.namespace, route.name)
+            doc = current.copy()
+            patched = apply_patch(content_type, doc, patch)
+            patched.setdefault("metadata", {})
+            if patched["metadata"].get("name") != route.name:
+                raise bad_request(
+                    "metadata.name: Invalid value: the name cannot be changed by a patch"
+                )
+            if not _patch_pins_rv(patch):
+                patched["metadata"]["resourceVersion"] = current.meta["resourceVersion"]
+            entry = self.replace_object(res, route, current, patched)
+        return Response(200, entry.raw())
+
+    def _delete(self, req: Request, route: Route) -> Response:
+        res = self._res(route)
+        options = self._body(req) or {}
+        if not isinstance(options, dict):
+            raise bad_request("DeleteOptions must be an object")
+        grace = options.get("gracePeriodSeconds")
+        if grace is None and "gracePeriodSeconds" in req.query:
+            grace = _int_or_bad(req.query["gracePeriodSeconds"], "gracePeriodSeconds")
+        with self.cluster.lock:
+            current = self.cluster.store.require(res, route.namespace, route.name)
+            _check_preconditions(res, route.name, current, options.get("preconditions") or {})
+            if res is PODS:
+                entry = self.cluster.delete_pod(route.namespace, route.name, grace)
+                return Response(200, entry.raw())
+            if res is NAMESPACES:
+                entry = self.cluster.delete_namespace(route.name)
+                return Response(200, entry.raw())
+            gone = self.cluster.store.remove(res, route.namespace, route.name)
+        return json_response(200, success_status(res, route.name, gone.meta.get("uid", "")))
+
+    def _deletecollection(self, req: Request, route: Route) -> Response:
+        res = self._res(route)
+        labels, fields = self._selectors(req, res)
+        options = self._body(req) or {}
+        grace = options.get("gracePeriodSeconds") if isinstance(options, dict) else None
+        with self.cluster.lock:
+            entries = self.cluster.store.list(res, route.namespace or None, labels, fields)
+            for entry in entries:
+                ns, name = entry.meta.get("namespace", ""), entry.meta["name"]
+                if res is PODS:
+                    self.cluster.delete_pod(ns, name, grace)
+                elif res is NAMESPACES:
+                    self.cluster.delete_namespace(name)
+                else:
+                    self.cluster.store.remove(res, ns, name)
+            rv = self.cluster.store.rv
+        head = {
+            "kind": res.list_kind,
+            "apiVersion": res.api_version,
+            "metadata": {"resourceVersion": str(rv)},
+        }
+        body = json.dumps(head, separators=(",", ":")).encode()[:-1]
+        return Response(200, body + b',"items":[' + b",".join(e.raw() for e in entries) + b"]}")
+
+
+def _patch_pins_rv(patch: Any) -> bool:
+    if isinstance(patch, dict):
+        return bool((patch.get("metadata") or {}).get("resourceVersion"))
+    if isinstance(patch, list):
+        return any(
+            op.get("path") == "/metadata/resourceVersion"
+            for op in patch
+            if isinstance(op, dict) and op.get("op") in ("add", "replace")
+        )
+    return False
+
+
+def _check_preconditions(res: Resource, name: str, current: Entry, pre: dict[str, Any]) -> None:
+    uid, rv = pre.get("uid"), pre.get("resourceVersion")
+    what = f"{res.name}.{res.group}" if res.group else res.name
+    if uid and uid != current.meta.get("uid"):
+        raise ApiError(
+            409,
+            f'Operation cannot be fulfilled on {what} "{name}": Precondition '
+            f"failed: UID in precondition: {uid}, UID in object meta: "
+            f"{current.meta.get('uid')}",
+            reason="Conflict",
+            details={"name": name, "kind": res.name},
+        )
+    if rv and rv != current.meta.get("resourceVersion"):
+        raise ApiError(
+            409,
+            f'Operation cannot be fulfilled on {what} "{name}": the '
+            f"ResourceVersion in the precondition ({rv}) does not match the "
+            f"ResourceVersion in record ({current.meta.get('resourceVersion')}). "
+            "The object might have been modified",
+            reason="Conflict",
+            details={"name": name, "kind": res.name},
+        )
+
+
+def _entry_key(entry: Entry) -> str:
+    meta = entry.meta
+    return f"{meta.get('namespace', '')}/{meta['name']}"
+
+
+def _encode_continue(start: str, rv: int) -> str:
+    token = {"v": "meta.k8s.io/v1", "rv": rv, "start": start + "\x00"}
+    return base64.urlsafe_b64encode(json.dumps(token).encode()).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[str, int]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded))
+        return str(data["start"]).rstrip("\x00"), int(data["rv"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise bad_request(f"continue key is not valid: {exc}") from exc
+
+
+def _int_param(query: Mapping[str, str], name: str) -> int | None:
+    value = query.get(name)
+    return None if not value else _int_or_bad(value, name)
+
+
+def _int_or_bad(value: str, name: str) -> int:
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise bad_request(f"invalid value for {name}: {value!r}") from exc

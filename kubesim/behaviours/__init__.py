@@ -1,0 +1,35 @@
+"""Controllers and node-side behaviour, reacting to store changes through the world's timer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kubesim.behaviours.disruption import DisruptionController
+from kubesim.behaviours.host import HostAgent
+from kubesim.behaviours.kubelet import Kubelet
+from kubesim.behaviours.signer import BootstrapSigner
+
+if TYPE_CHECKING:
+    from kubesim.cluster import Cluster
+    from kubesim.store import Change
+    from kubesim.world import World
+
+
+class Behaviours:
+    def __init__(self, world: World) -> None:
+        self.kubelet = Kubelet(world)
+        self.disruption = DisruptionController(world)
+        self.signer = BootstrapSigner(world)
+        self.hosts = HostAgent(world)
+
+    def changed(self, cluster: Cluster, change: Change) -> None:
+        if change.resource == "pods":
+            self.kubelet.on_pod(cluster, change)
+            self.disruption.on_pod(cluster, change)
+            if change.type == "DELETED":
+                namespace = change.new.meta.get("namespace", "")
+                cluster.world.schedule(0, lambda: cluster.namespace_emptied(namespace))
+        elif change.resource == "poddisruptionbudgets":
+            self.disruption.on_pdb(cluster, change)
+        elif change.resource in ("secrets", "configmaps"):
+            self.signer.on_change(cluster, change)

@@ -1,0 +1,147 @@
+"""The disruption controller: keeps each PodDisruptionBudget's status in line with its pods."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from kubesim.clock import parse_rfc3339, rfc3339
+from kubesim.objects import pod_healthy
+from kubesim.resources import PDBS, PODS
+from kubesim.selectors import selector_from_label_selector
+from kubesim.store import Change
+
+if TYPE_CHECKING:
+    from kubesim.cluster import Cluster
+    from kubesim.world import World
+
+DELETION_TIMEOUT = 120.0  # seconds an eviction stays in disruptedPods without the pod going
+
+
+def desired_healthy(spec: dict[str, Any], expected: int) -> int:
+    """From minAvailable / maxUnavailable (integers or percentages, rounded up)."""
+
+    def scaled(value: int | str) -> int:
+        if isinstance(value, str) and value.endswith("%"):
+            return math.ceil(int(value[:-1]) * expected / 100)
+        return int(value)
+
+    if spec.get("minAvailable") is not None:
+        return scaled(spec["minAvailable"])
+    if spec.get("maxUnavailable") is not None:
+        return max(0, expected - scaled(spec["maxUnavailable"]))
+    return expected  # neither set: no disruption allowed
+
+
+def set_allowed_condition(pdb: dict[str, Any], now: str) -> None:
+    status = pdb.setdefault("status", {})
+    allowed = status.get("disruptionsAllowed", 0) > 0
+    wanted = {
+        "type": "DisruptionAllowed",
+        "status": "True" if allowed else "False",
+        "reason": "SufficientPods" if allowed else "InsufficientPods",
+        "message": "",
+        "observedGeneration": status.get(
+            "observedGeneration", pdb["metadata"].get("generation", 1)
+        ),
+    }
+    old = next(
+        (c for c in status.get("conditions") or [] if c.get("type") == "DisruptionAllowed"), None
+    )
+    if old and old.get("status") == wanted["status"]:
+        wanted["lastTransitionTime"] = old.get("lastTransitionTime", now)
+    else:
+        wanted["lastTransitionTime"] = now
+    status["conditions"] = [wanted]
+
+
+class DisruptionController:
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self._pending: set[tuple[str, str, str]] = set()
+
+    def on_pdb(self, cluster: Cluster, change: Change) -> None:
+        if change.type == "DELETED":
+            return
+        meta, status = change.new.meta, change.new.obj.get("status", {})
+        if status.get("observedGeneration", 0) < meta.get("generation", 1):
+            self._later(cluster, meta["namespace"], meta["name"])
+
+    def on_pod(self, cluster: Cluster, change: Change) -> None:
+        namespace = change.new.meta.get("namespace", "")
+        pdbs = cluster.store.list(PDBS, namespace)
+        if not pdbs:
+            return
+        labels = [e.meta.get("labels") or {} for e in (change.old, change.new) if e is not None]
+        for entry in pdbs:
+            selector = selector_from_label_selector(entry.obj.get("spec", {}).get("selector"))
+            if selector is not None and any(selector.matches(lbl) for lbl in labels):
+                self._later(cluster, namespace, entry.meta["name"])
+
+    def _later(self, cluster: Cluster, namespace: str, name: str) -> None:
+        key = (cluster.name, namespace, name)
+        if key in self._pending:
+            return
+        self._pending.add(key)
+
+        def run() -> None:
+            self._pending.discard(key)
+            self.sync(cluster, namespace, name)
+
+        self.world.schedule(self.world.pdb_sync_seconds, run)
+
+    def sync(self, cluster: Cluster, namespace: str, name: str) -> None:
+        """Recompute the budget's status from its pods, as the controller does."""
+        with cluster.lock:
+            entry = cluster.store.get(PDBS, namespace, name)
+            if entry is None:
+                return
+            pdb = entry.copy()
+            selector = selector_from_label_selector(pdb.get("spec", {}).get("selector"))
+            pods = []
+            if selector is not None and not selector.empty:
+                pods = [
+                    e.obj
+                    for e in cluster.store.list(PODS, namespace)
+                    if selector.matches(e.meta.get("labels"))
+                ]
+            now_ts = cluster.world.clock.time()
+            now = rfc3339(now_ts)
+            disrupted = self._still_disrupted(pdb, pods, now_ts)
+            healthy = sum(
+                1 for p in pods if pod_healthy(p) and p["metadata"]["name"] not in disrupted
+            )
+            expected = len(pods)
+            desired = desired_healthy(pdb.get("spec", {}), expected)
+            status = pdb.setdefault("status", {})
+            status.update(
+                currentHealthy=healthy,
+                desiredHealthy=desired,
+                expectedPods=expected,
+                disruptionsAllowed=max(0, healthy - desired),
+                observedGeneration=pdb["metadata"].get("generation", 1),
+            )
+            if disrupted:
+                status["disruptedPods"] = disrupted
+            else:
+                status.pop("disruptedPods", None)
+            set_allowed_condition(pdb, now)
+            if pdb.get("status") != entry.obj.get("status"):
+                cluster.store.put(PDBS, pdb)
+
+    @staticmethod
+    def _still_disrupted(
+        pdb: dict[str, Any], pods: list[dict[str, Any]], now: float
+    ) -> dict[str, str]:
+        """disruptedPods entries whose pod still exists, is not terminating and is recent."""
+        live = {p["metadata"]["name"]: p for p in pods}
+        kept = {}
+        for pod_name, when in (pdb.get("status", {}).get("disruptedPods") or {}).items():
+            pod = live.get(pod_name)
+            if pod is None or pod["metadata"].get("deletionTimestamp"):
+                continue
+            started = parse_rfc3339(when)
+            if started is not None and started + DELETION_TIMEOUT < now:
+                continue
+            kept[pod_name] = when
+        return kept

@@ -1,0 +1,97 @@
+"""Injected faults: latency, error answers on the Nth matching call, unreachability."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kubesim.errors import ApiError
+
+_MESSAGES = {
+    429: "Too many requests, please try again later.",
+    500: "Internal error occurred: injected fault",
+    502: "Bad Gateway",
+    503: "The server is currently unable to handle the request",
+    504: "The server was unable to return a response in the time allotted, but may still be "
+    "processing the request",
+}
+
+
+@dataclass
+class Fault:
+    status: int | None = None
+    nth: int = 1  # fire from the nth matching call on
+    path_contains: str = ""
+    method: str | None = None
+    times: int | None = 1  # how many times it fires; None: forever
+    latency_seconds: float = 0.0
+    retry_after: int = 1  # Retry-After seconds for 429/503
+    seen: int = 0
+    fired: int = 0
+
+    def matches(self, method: str, path: str) -> bool:
+        if self.method and self.method.upper() != method:
+            return False
+        return self.path_contains in path
+
+    @property
+    def exhausted(self) -> bool:
+        return self.times is not None and self.fired >= self.times
+
+    def error(self) -> ApiError | None:
+        if self.status is None:
+            return None
+        message = _MESSAGES.get(self.status, "injected fault")
+        retry = self.retry_after if self.status in (429, 503) else None
+        details = {"retryAfterSeconds": retry} if retry else {}
+        return ApiError(self.status, message, details=details, retry_after=retry)
+
+
+class Faults:
+    """Per-cluster fault rules; ``add(reachable=False)`` stops the server listening."""
+
+    def __init__(self, set_reachable: Callable[[bool], None]) -> None:
+        self._lock = threading.Lock()
+        self._faults: list[Fault] = []
+        self._set_reachable = set_reachable
+
+    def add(
+        self,
+        status: int | None = None,
+        nth: int = 1,
+        path_contains: str = "",
+        times: int | None = 1,
+        latency_seconds: float = 0.0,
+        method: str | None = None,
+        retry_after: int = 1,
+        reachable: bool | None = None,
+    ) -> Fault | None:
+        if reachable is not None:
+            self._set_reachable(reachable)
+            if status is None and not latency_seconds:
+                return None
+        fault = Fault(status, nth, path_contains, method, times, latency_seconds, retry_after)
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def decide(self, method: str, path: str) -> tuple[float, ApiError | None]:
+        """Latency to add and error to answer (if any) for this request."""
+        latency, error = 0.0, None
+        with self._lock:
+            for fault in self._faults:
+                if fault.exhausted or not fault.matches(method, path):
+                    continue
+                fault.seen += 1
+                if fault.seen < fault.nth:
+                    continue
+                fault.fired += 1
+                latency += fault.latency_seconds
+                if error is None:
+                    error = fault.error()
+        return latency, error

@@ -1,0 +1,138 @@
+"""The REST resources the simulated server serves, and their field selectors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kubesim.selectors import FieldGetter, path_getter
+
+_META = ("metadata.name", "metadata.namespace")
+
+
+@dataclass(frozen=True)
+class Resource:
+    name: str  # plural, as in the URL
+    kind: str
+    group: str = ""
+    version: str = "v1"
+    namespaced: bool = True
+    has_status: bool = False  # has a /status subresource (PUT/PATCH of the main path ignore status)
+    has_spec_generation: bool = False  # metadata.generation bumps on spec changes
+    fields: tuple[str, ...] = _META
+    dns_label_names: bool = False  # names must be a DNS-1123 label (namespaces), else subdomain
+    getters: Mapping[str, FieldGetter] = field(default_factory=dict, compare=False)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+
+def _resource(**kwargs: object) -> Resource:
+    res = Resource(**kwargs)  # type: ignore[arg-type]
+    object.__setattr__(res, "getters", {f: path_getter(f) for f in res.fields})
+    return res
+
+
+RESOURCES: dict[tuple[str, str], Resource] = {}
+
+
+def _register(res: Resource) -> Resource:
+    RESOURCES[(res.group, res.name)] = res
+    return res
+
+
+NODES = _register(
+    _resource(
+        name="nodes",
+        kind="Node",
+        namespaced=False,
+        has_status=True,
+        fields=("metadata.name", "spec.unschedulable"),
+    )
+)
+NAMESPACES = _register(
+    _resource(
+        name="namespaces",
+        kind="Namespace",
+        namespaced=False,
+        has_status=True,
+        fields=("metadata.name", "status.phase"),
+        dns_label_names=True,
+    )
+)
+PODS = _register(
+    _resource(
+        name="pods",
+        kind="Pod",
+        has_status=True,
+        has_spec_generation=True,
+        fields=(
+            *_META,
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ),
+    )
+)
+SECRETS = _register(_resource(name="secrets", kind="Secret", fields=(*_META, "type")))
+CONFIGMAPS = _register(_resource(name="configmaps", kind="ConfigMap"))
+SERVICEACCOUNTS = _register(_resource(name="serviceaccounts", kind="ServiceAccount"))
+EVENTS = _register(_resource(name="events", kind="Event"))
+PDBS = _register(
+    _resource(
+        name="poddisruptionbudgets",
+        kind="PodDisruptionBudget",
+        group="policy",
+        has_status=True,
+        has_spec_generation=True,
+    )
+)
+DAEMONSETS = _register(
+    _resource(
+        name="daemonsets", kind="DaemonSet", group="apps", has_status=True, has_spec_generation=True
+    )
+)
+REPLICASETS = _register(
+    _resource(
+        name="replicasets",
+        kind="ReplicaSet",
+        group="apps",
+        has_status=True,
+        has_spec_generation=True,
+    )
+)
+LEASES = _register(_resource(name="leases", kind="Lease", group="coordination.k8s.io"))
+
+SUBRESOURCES = {
+    ("pods", "eviction"),
+    ("pods", "status"),
+    ("nodes", "status"),
+    ("namespaces", "status"),
+    ("poddisruptionbudgets", "status"),
+    ("daemonsets", "status"),
+    ("replicasets", "status"),
+}
+
+
+def lookup(group: str, version: str, name: str) -> Resource | None:
+    res = RESOURCES.get((group, name))
+    if res is None or res.version != version:
+        return None
+    return res
+
+
+def by_kind(kind: str) -> Resource | None:
+    for res in RESOURCES.values():
+        if res.kind == kind:
+            return res
+    return None

@@ -1,0 +1,243 @@
+"""HTTPS front of a cluster: a threading HTTP/1.1 server with a real listen backlog."""
+
+from __future__ import annotations
+
+import json
+import queue
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+from kubesim.api import Request, Response, WatchStream
+
+if TYPE_CHECKING:
+    from kubesim.cluster import Cluster
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], cluster: Cluster, context: ssl.SSLContext) -> None:
+        self.cluster = cluster
+        self.tls = context
+        self.connections: set[socket.socket] = set()
+        self.threads: set[threading.Thread] = set()
+        self.conn_lock = threading.Lock()
+        self.closing = False
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(
+            target=self.process_request_thread,
+            args=(request, client_address),
+            daemon=True,
+            name=f"kubesim-{self.cluster.name}-conn",
+        )
+        with self.conn_lock:
+            self.threads.add(thread)
+        thread.start()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.conn_lock:
+                self.threads.discard(threading.current_thread())
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        with self.conn_lock:
+            if self.closing:
+                request.close()
+                return
+            self.connections.add(request)
+        try:
+            request.settimeout(30)
+            request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            tls = self.tls.wrap_socket(request, server_side=True)
+        except (OSError, ssl.SSLError):
+            with self.conn_lock:
+                self.connections.discard(request)
+            return
+        with self.conn_lock:
+            self.connections.discard(request)
+            self.connections.add(tls)
+            if self.closing:
+                tls.close()
+                self.connections.discard(tls)
+                return
+        try:
+            _Handler(tls, client_address, self)
+        finally:
+            with self.conn_lock:
+                self.connections.discard(tls)
+            try:
+                tls.close()
+            except OSError:
+                pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients going away mid-answer are normal here
+
+    def drop_connections(self) -> None:
+        """Stop listening and cut every open connection (keep-alive and watches)."""
+        with self.conn_lock:
+            self.closing = True
+            conns = list(self.connections)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def join_threads(self, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self.conn_lock:
+            threads = list(self.threads)
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+
+    def _serve(self) -> None:
+        cluster = self.server.cluster
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        url = urlsplit(self.path)
+        query = dict(parse_qsl(url.query, keep_blank_values=True))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        req = Request(self.command, url.path, query, headers, body)
+        started = time.monotonic()
+        resp = cluster.serve(req)
+        if resp.stream is None:
+            # logged before answering: a client that has its answer finds it in the log
+            cluster.record(req, resp.status, len(resp.body), time.monotonic() - started)
+            self._send(resp)
+        else:
+            sent = self._stream(resp.stream)
+            cluster.record(req, resp.status, sent, time.monotonic() - started)
+
+    def _send(self, resp: Response) -> int:
+        self.send_response(resp.status)
+        headers = {"Content-Type": "application/json", "Cache-Control": "no-cache, private"}
+        headers.update(resp.headers)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(resp.body)))
+        self.end_headers()
+        try:
+            self.wfile.write(resp.body)
+        except OSError:
+            self.close_connection = True
+        return len(resp.body)
+
+    def _stream(self, stream: WatchStream) -> int:
+        """A watch: chunked newline-delimited JSON events until timeout or shutdown."""
+        cluster = self.server.cluster
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        sent = 0
+        deadline = time.monotonic() + stream.timeout
+        write: Callable[[bytes], None] = self._chunk
+        try:
+            if stream.error is not None:
+                sent += self._event(
+                    write, b'{"type":"ERROR","object":' + _dumps(stream.error) + b"}"
+                )
+                return sent
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    item = stream.watcher.queue.get(timeout=remaining)
+                except queue.Empty:
+                    break
+                if item is None:
+                    break
+                kind, entry = item
+                line = b'{"type":"' + kind.encode() + b'","object":' + entry.raw() + b"}"
+                sent += self._event(write, line)
+            write(b"")
+        except OSError:
+            self.close_connection = True
+        finally:
+            cluster.store.unwatch(stream.watcher)
+        return sent
+
+    def _event(self, write: Callable[[bytes], None], line: bytes) -> int:
+        write(line + b"\n")
+        return len(line) + 1
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+class ApiServer:
+    """Listens on 127.0.0.1:port for one cluster; can stop and restart on the same port."""
+
+    def __init__(self, cluster: Cluster, context: ssl.SSLContext, port: int = 0) -> None:
+        self.cluster = cluster
+        self.context = context
+        self.port = port
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def listening(self) -> bool:
+        return self._server is not None
+
+    def bind(self) -> int:
+        """Bind the port (so the URL is known before ``start``)."""
+        if self._server is None:
+            self._server = _Server(("127.0.0.1", self.port), self.cluster, self.context)
+            self.port = self._server.server_address[1]
+        return self.port
+
+    def start(self) -> None:
+        self.bind()
+        assert self._server is not None
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                daemon=True,
+                name=f"kubesim-{self.cluster.name}-accept",
+            )
+            self._thread.start()
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        self._server, self._thread = None, None
+        if server is None:
+            return
+        if thread is not None:
+            server.shutdown()
+        server.server_close()
+        server.drop_connections()
+        server.join_threads()

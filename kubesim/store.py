@@ -1,0 +1,296 @@
+"""Object storage for one cluster: resourceVersions, label index, history and watches."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kubesim.clock import Clock, rfc3339
+from kubesim.errors import already_exists, not_found
+from kubesim.resources import Resource
+from kubesim.selectors import FieldSelector, LabelSelector
+
+Key = tuple[str, str]  # (namespace or "", name)
+HISTORY = 50_000
+
+
+class Entry:
+    """One stored version of an object. Never mutated: writes store a new Entry."""
+
+    __slots__ = ("_raw", "obj")
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+        self._raw: bytes | None = None
+
+    def raw(self) -> bytes:
+        raw = self._raw
+        if raw is None:
+            raw = self._raw = json.dumps(self.obj, separators=(",", ":")).encode()
+        return raw
+
+    def copy(self) -> dict[str, Any]:
+        """A deep copy, safe to change."""
+        result: dict[str, Any] = json.loads(self.raw())
+        return result
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = self.obj["metadata"]
+        return meta
+
+    @property
+    def rv(self) -> int:
+        return int(self.meta["resourceVersion"])
+
+
+@dataclass(frozen=True)
+class Change:
+    resource: str
+    type: str  # ADDED, MODIFIED, DELETED
+    old: Entry | None
+    new: Entry
+    rv: int
+
+
+def key_of(obj: dict[str, Any]) -> Key:
+    meta = obj["metadata"]
+    return (meta.get("namespace") or "", meta["name"])
+
+
+class Watcher:
+    """A live watch: receives matching changes as (type, Entry); None ends it."""
+
+    def __init__(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        labels: LabelSelector,
+        fields: FieldSelector,
+    ) -> None:
+        self.resource = resource
+        self.namespace = namespace
+        self.labels = labels
+        self.fields = fields
+        self.queue: queue.Queue[tuple[str, Entry] | None] = queue.Queue()
+
+    def matches(self, entry: Entry | None) -> bool:
+        if entry is None:
+            return False
+        meta = entry.meta
+        if self.namespace and meta.get("namespace") != self.namespace:
+            return False
+        return self.labels.matches(meta.get("labels")) and self.fields.matches(entry.obj)
+
+    def offer(self, change: Change) -> None:
+        if change.type == "DELETED":
+            if self.matches(change.new):
+                self.queue.put(("DELETED", change.new))
+            return
+        was, now = self.matches(change.old), self.matches(change.new)
+        if now:
+            self.queue.put(("MODIFIED" if was else "ADDED", change.new))
+        elif was:  # moved out of the selection: the real server sends DELETED
+            self.queue.put(("DELETED", change.new))
+
+    def close(self) -> None:
+        self.queue.put(None)
+
+
+class Store:
+    """All objects of one cluster. Every method takes the world lock (re-entrant)."""
+
+    def __init__(
+        self, lock: threading.RLock, clock: Clock, on_change: Callable[[Change], None]
+    ) -> None:
+        self.lock = lock
+        self.clock = clock
+        self.rv = 1000
+        self._on_change = on_change
+        self._objects: dict[str, dict[Key, Entry]] = {}
+        self._index: dict[str, dict[str, set[Key]]] = {}
+        self._history: deque[Change] = deque(maxlen=HISTORY)
+        self._watchers: dict[str, list[Watcher]] = {}
+
+    # ---- reads -------------------------------------------------------------------------
+    def get(self, res: Resource, namespace: str, name: str) -> Entry | None:
+        with self.lock:
+            return self._objects.get(res.name, {}).get((namespace if res.namespaced else "", name))
+
+    def require(self, res: Resource, namespace: str, name: str) -> Entry:
+        entry = self.get(res, namespace, name)
+        if entry is None:
+            raise not_found(res.name, name, res.group)
+        return entry
+
+    def list(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        labels: LabelSelector | None = None,
+        fields: FieldSelector | None = None,
+    ) -> list[Entry]:
+        """Matching entries in key order (namespace, name) like etcd."""
+        with self.lock:
+            objects = self._objects.get(res.name, {})
+            keys: Iterable[Key] = self._candidates(res, labels) if labels else objects.keys()
+            if namespace:
+                keys = [k for k in keys if k[0] == namespace]
+            elif fields is not None and (pinned := fields.value_of("metadata.namespace")):
+                keys = [k for k in keys if k[0] == pinned]
+            if fields is not None and (name := fields.value_of("metadata.name")) is not None:
+                keys = [k for k in keys if k[1] == name]
+            entries = [(k, objects[k]) for k in keys if k in objects]
+        entries.sort(key=lambda item: f"{item[0][0]}/{item[0][1]}")  # etcd key order
+        result = []
+        for _, entry in entries:
+            if (
+                labels is not None
+                and not labels.empty
+                and not labels.matches(entry.meta.get("labels"))
+            ):
+                continue
+            if fields is not None and not fields.empty and not fields.matches(entry.obj):
+                continue
+            result.append(entry)
+        return result
+
+    def count(self, res: Resource) -> int:
+        with self.lock:
+            return len(self._objects.get(res.name, {}))
+
+    def _candidates(self, res: Resource, labels: LabelSelector) -> Iterable[Key]:
+        index = self._index.get(res.name, {})
+        best: set[Key] | None = None
+        for req in labels.requirements:
+            if req.indexable:
+                found = index.get(req.key, set())
+                if best is None or len(found) < len(best):
+                    best = found
+        if best is None:
+            return list(self._objects.get(res.name, {}).keys())
+        return list(best)
+
+    # ---- writes ------------------------------------------------------------------------
+    def _next_rv(self) -> int:
+        self.rv += 1
+        return self.rv
+
+    def create(self, res: Resource, obj: dict[str, Any]) -> Entry:
+        """Store a new object, filling uid, resourceVersion, creationTimestamp, generation."""
+        with self.lock:
+            key = key_of(obj)
+            bucket = self._objects.setdefault(res.name, {})
+            if key in bucket:
+                raise already_exists(res.name, key[1], res.group)
+            meta = obj["metadata"]
+            meta.setdefault("uid", str(uuid.uuid4()))
+            meta.setdefault("creationTimestamp", rfc3339(self.clock.time()))
+            meta.setdefault("generation", 1)
+            return self._write(res, key, None, obj, "ADDED")
+
+    def put(self, res: Resource, obj: dict[str, Any]) -> Entry:
+        """Replace an existing object with ``obj`` (a new dict), giving it a new resourceVersion."""
+        with self.lock:
+            key = key_of(obj)
+            old = self._objects.get(res.name, {}).get(key)
+            if old is None:
+                raise not_found(res.name, key[1], res.group)
+            return self._write(res, key, old, obj, "MODIFIED")
+
+    def mutate(
+        self, res: Resource, namespace: str, name: str, change: Callable[[dict[str, Any]], Any]
+    ) -> Entry | None:
+        """Apply ``change`` to a copy of the object and store it; None when absent.
+
+        If ``change`` returns False the object is left as it was.
+        """
+        with self.lock:
+            entry = self.get(res, namespace, name)
+            if entry is None:
+                return None
+            obj = entry.copy()
+            if change(obj) is False:
+                return entry
+            return self.put(res, obj)
+
+    def remove(self, res: Resource, namespace: str, name: str) -> Entry:
+        with self.lock:
+            key = (namespace if res.namespaced else "", name)
+            old = self._objects.get(res.name, {}).get(key)
+            if old is None:
+                raise not_found(res.name, name, res.group)
+            obj = old.copy()
+            rv = self._next_rv()
+            obj["metadata"]["resourceVersion"] = str(rv)
+            del self._objects[res.name][key]
+            self._unindex(res.name, key, old)
+            gone = Entry(obj)
+            self._publish(Change(res.name, "DELETED", old, gone, rv))
+            return gone
+
+    def _write(
+        self, res: Resource, key: Key, old: Entry | None, obj: dict[str, Any], kind: str
+    ) -> Entry:
+        rv = self._next_rv()
+        obj["metadata"]["resourceVersion"] = str(rv)
+        entry = Entry(obj)
+        self._objects.setdefault(res.name, {})[key] = entry
+        if old is not None:
+            self._unindex(res.name, key, old)
+        index = self._index.setdefault(res.name, {})
+        for label in obj["metadata"].get("labels") or {}:
+            index.setdefault(label, set()).add(key)
+        self._publish(Change(res.name, kind, old, entry, rv))
+        return entry
+
+    def _unindex(self, resource: str, key: Key, entry: Entry) -> None:
+        index = self._index.get(resource, {})
+        for label in entry.meta.get("labels") or {}:
+            index.get(label, set()).discard(key)
+
+    def _publish(self, change: Change) -> None:
+        self._history.append(change)
+        for watcher in self._watchers.get(change.resource, ()):
+            watcher.offer(change)
+        self._on_change(change)
+
+    # ---- watches -----------------------------------------------------------------------
+    def watch(self, watcher: Watcher, since: int | None) -> int | None:
+        """Register ``watcher``; queue the events after ``since`` (None: current state as ADDED).
+
+        Returns None, or the oldest resourceVersion still known when ``since`` is too old.
+        """
+        with self.lock:
+            res = watcher.resource
+            if since is None:
+                for entry in self.list(res, watcher.namespace, watcher.labels, watcher.fields):
+                    watcher.queue.put(("ADDED", entry))
+            elif since < self.rv:
+                oldest = self._history[0].rv if self._history else self.rv + 1
+                if since < oldest - 1:
+                    return oldest
+                for change in self._history:
+                    if change.rv > since and change.resource == res.name:
+                        watcher.offer(change)
+            self._watchers.setdefault(res.name, []).append(watcher)
+            return None
+
+    def unwatch(self, watcher: Watcher) -> None:
+        with self.lock:
+            watchers = self._watchers.get(watcher.resource.name, [])
+            if watcher in watchers:
+                watchers.remove(watcher)
+
+    def close_watches(self) -> None:
+        with self.lock:
+            for watchers in self._watchers.values():
+                for watcher in watchers:
+                    watcher.close()
+            self._watchers.clear()

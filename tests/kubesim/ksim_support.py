@@ -1,0 +1,30 @@
+"""Helpers shared by the kubesim tests (official-client API objects for a cluster)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+
+from kubesim import Cluster
+
+
+@dataclass
+class Apis:
+    core: client.CoreV1Api
+    policy: client.PolicyV1Api
+    apps: client.AppsV1Api
+    raw: client.ApiClient
+
+
+def apis_for(cluster: Cluster) -> Apis:
+    raw = cluster.api_client()
+    return Apis(client.CoreV1Api(raw), client.PolicyV1Api(raw), client.AppsV1Api(raw), raw)
+
+
+def body(exc: client.ApiException) -> dict[str, Any]:
+    """The Status body of an API error."""
+    result: dict[str, Any] = json.loads(exc.body)
+    return result
