@@ -290,3 +290,10 @@ def where_after_join(request: Any) -> str:
         f"Where it is: `{request.node}` is Ready in {request.target}; only the clean-up "
         f"is left. Next: `/join retry {request.id}` finishes it."
     )
+
+
+def token_not_signed(target: str) -> str:
+    return (
+        f"{target}'s cluster-info was not signed for the new bootstrap token: is its "
+        f"controller manager (bootstrap signer) running? Nothing was done to the node."
+    )

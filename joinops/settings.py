@@ -157,6 +157,10 @@ def load_settings() -> Settings:
         file_config = FileConfig(clusters=_clusters_from_kubeconfig(secrets.kubeconfig))
     else:
         file_config = _read_file_config(secrets.joinops_config)
+    return build_settings(file_config, secrets)
+
+
+def build_settings(file_config: FileConfig, secrets: Secrets) -> Settings:
     if not file_config.clusters:
         raise ConfigError(["clusters: no clusters are configured (add them under `clusters:`)"])
     return Settings(

@@ -117,7 +117,7 @@ class Drainer:
         body = client.V1Eviction(metadata=client.V1ObjectMeta(name=name, namespace=namespace))
         retrying = Retrying(
             retry=retry_if_exception(_is_retryable),
-            wait=wait_exponential_jitter(initial=0.1, max=2.0),
+            wait=wait_exponential_jitter(multiplier=0.1, max=2.0),
             stop=stop_when_event_set(self._give_up),
             sleep=self._sleep,  # backoff ends at once when the drain gives up
             reraise=True,
@@ -163,9 +163,11 @@ class Drainer:
             try:
                 resource_version = self._watch_once(resource_version, min(left, 5.0))
             except ApiException as e:
-                if e.status != 410:
+                if e.status != 410 and (e.status or 0) < 500:
                     raise
-                resource_version = self._relist()
+                resource_version = self._relist()  # expired (410) or a server hiccup
+            except (urllib3.exceptions.HTTPError, OSError):
+                resource_version = self._relist()  # the watch connection broke: list again
             gone = total - len(self._remaining)
             if total and gone - reported >= max(1, total // 4) and self._remaining:
                 reported = gone

@@ -51,20 +51,26 @@ def delete_token(target: KubeCluster, token_id: str) -> None:
     delete_quietly(target, "kube-system", "secret", f"bootstrap-token-{token_id}")
 
 
-def token_expiry(target: KubeCluster, token_id: str) -> float | None:
-    """When the token expires (epoch seconds), or None when it no longer exists."""
-    try:
-        obj = target.call(
-            "get",
-            f"secrets/bootstrap-token-{token_id}",
-            target.core.read_namespaced_secret,
-            f"bootstrap-token-{token_id}",
-            "kube-system",
-        )
-    except ClusterNotFound:
-        return None
-    raw = base64.b64decode((obj.data or {}).get("expiration", "")).decode()
-    return datetime.strptime(raw, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+def wait_for_signature(
+    target: KubeCluster, token_id: str, deadline: float, clock: Callable[[], float]
+) -> bool:
+    """Watch kube-public/cluster-info until it carries `jws-kubeconfig-<token_id>`."""
+    key = f"jws-kubeconfig-{token_id}"
+    while True:
+        left = deadline - clock()
+        stream = watch.Watch()
+        for event in stream.stream(
+            target.core.list_namespaced_config_map,
+            "kube-public",
+            field_selector="metadata.name=cluster-info",
+            timeout_seconds=max(1, int(min(left, 30))),
+            _request_timeout=max(1.0, min(left, 30)) + target.timeout,
+        ):
+            if key in (event["object"].data or {}):
+                stream.stop()
+                return True
+        if clock() >= deadline:
+            return False
 
 
 def target_ca_hash(target: KubeCluster) -> str:

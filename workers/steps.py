@@ -40,6 +40,7 @@ from workers.context import EngineContext
 from workers.errors import Cancelled, PermanentError
 
 WORKER_LABEL = "node-role.kubernetes.io/worker"
+TOKEN_SIGNED_WITHIN = 60.0  # seconds the target's bootstrap signer may take to sign a new token
 
 
 @dataclass
@@ -150,7 +151,14 @@ def prepare_join_material(run: Run) -> str:
 
 def _mint_token(run: Run, ttl: timedelta) -> BootstrapToken:
     token = new_bootstrap_token()
-    run.remember("join-material", token_id=token.id)  # before creating: nothing can leak
+    minted = [*run.memory("join-material").get("token_ids", []), token.id]
+    # Remember the id before creating the Secret: whatever happens next, it can be deleted.
+    run.remember(
+        "join-material",
+        token_id=token.id,
+        token_ids=minted,
+        token_expires_at=run.ctx.clock() + ttl.total_seconds(),
+    )
     material.create_token(
         run.target,
         token,
@@ -170,7 +178,7 @@ def _upload_host(run: Run, control_planes: tuple[Any, ...]) -> str:
 
 
 def undo_join_material(run: Run) -> None:
-    """Delete every token this request minted (found by label) and the agent's Secret."""
+    """Delete every token this request minted and the agent's Secret."""
     _delete_tokens(run)
     _quietly(
         lambda: material.delete_quietly(
@@ -180,16 +188,10 @@ def undo_join_material(run: Run) -> None:
 
 
 def _delete_tokens(run: Run) -> None:
-    target = run.target
-    listing = target.call(
-        "list",
-        "secrets",
-        target.core.list_namespaced_secret,
-        "kube-system",
-        label_selector=f"joinops.io/request={run.id}",
-    )
-    for item in listing.items:
-        material.delete_quietly(target, "kube-system", "secret", str(item.metadata.name))
+    """Delete every token this request minted, by the ids it remembered (no list needed)."""
+    for token_id in run.memory("join-material").get("token_ids", []):
+        material.delete_token(run.target, token_id)
+    run.remember("join-material", token_ids=[])
 
 
 # --- cordon and drain ---
@@ -243,8 +245,10 @@ def start_agent(run: Run) -> str:
     if not run.ctx.store.set_flag_if_state(run.id, "agent_started", {State.RUNNING}):
         raise Cancelled()
     run.request.agent_started = True
-    if _material_stale(run):
+    if _material_stale(run) or not _token_usable(run):
         prepare_join_material(run)
+        if not _token_usable(run):
+            raise PermanentError(messages.token_not_signed(run.request.target))
     material.ensure_namespace(run.source, run.namespace)
     pod = agent.agent_pod(
         namespace=run.namespace,
@@ -276,14 +280,23 @@ def _material_stale(run: Run) -> bool:
     """Would the token or uploaded certificates expire before the join can finish?"""
     memory, now = run.memory("join-material"), run.ctx.clock()
     join = run.ctx.settings.timeouts.join.total_seconds()
-    token_id = memory.get("token_id")
-    expiry = material.token_expiry(run.target, token_id) if token_id else None
-    if expiry is None or expiry < now + join:
+    if float(memory.get("token_expires_at", 0)) < now + join:
         return True
     uploaded = memory.get("certs_uploaded_at")
     if uploaded is None:
         return False
     return float(uploaded) + KUBEADM_CERTS_LIFETIME.total_seconds() < now + join + 300
+
+
+def _token_usable(run: Run) -> bool:
+    """Is the target's cluster-info signed for our token, as the joining node will check?
+
+    The bootstrap signer signs it shortly after the token Secret appears and drops the
+    signature when the token goes; waiting for it needs no right to read Secrets.
+    """
+    token_id = run.memory("join-material").get("token_id", "")
+    deadline = run.ctx.clock() + TOKEN_SIGNED_WITHIN
+    return material.wait_for_signature(run.target, token_id, deadline, run.ctx.clock)
 
 
 # --- completion ---

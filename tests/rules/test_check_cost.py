@@ -1,0 +1,40 @@
+"""A rule check costs the same number of API calls whatever the cluster's size."""
+
+from __future__ import annotations
+
+from joinops.asks import MigrationAsk
+from joinops.model import Role
+from joinops.rules import check
+from kubesim import NodeSpec, World
+from tests.support.clusters import registry_for
+
+
+def cost_of_check(tmp_path, workers: int) -> tuple[int, int]:
+    with World() as world:
+        source = world.add_cluster(
+            "src", version="v1.31.2", nodes=[NodeSpec("src-cp", role="control-plane")]
+        )
+        target = world.add_cluster(
+            "dst",
+            version="v1.31.2",
+            control_plane_endpoint="dst:6443",
+            nodes=[NodeSpec("dst-cp", role="control-plane")],
+        )
+        source.add_nodes(workers, prefix="src-w")
+        target.add_nodes(workers, prefix="dst-w")
+        registry = registry_for(world, tmp_path)
+        ask = MigrationAsk("src-cp", "src", "dst", Role.CONTROL_PLANE)
+        check(ask, registry.get("src"), registry.get("dst"))  # warm up: connections, discovery
+        source.reset_requests()
+        target.reset_requests()
+        verdict = check(ask, registry.get("src"), registry.get("dst"))
+        assert [f.code for f in verdict.findings] == ["last-control-plane", "etcd-even"]
+        records = source.requests + target.requests
+        return len(records), sum(r.bytes_out for r in records)
+
+
+def test_check_cost_is_flat_from_10_to_2000_nodes(tmp_path):
+    small_calls, small_bytes = cost_of_check(tmp_path, 10)
+    large_calls, large_bytes = cost_of_check(tmp_path, 2000)
+    assert small_calls == large_calls <= 8
+    assert large_bytes < small_bytes * 1.2  # a few digits longer (counts), never a node list

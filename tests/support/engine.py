@@ -1,0 +1,114 @@
+"""Running the engine against simulated clusters: requests, in-process runs, worker processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from joinops.asks import MigrationAsk
+from joinops.clusters import ClusterRegistry
+from joinops.events import Event, RedisEventLog
+from joinops.lifecycle import State
+from joinops.model import Role
+from joinops.queue import enqueue_migration
+from joinops.rules import check
+from joinops.store import Request
+from workers.context import EngineContext
+
+
+class RecordingReporter(RedisEventLog):
+    """The real event log, plus a list of what was emitted and optional hooks per event."""
+
+    def __init__(self, ctx_redis, hooks=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx_redis)
+        self.events: list[Event] = []
+        self.hooks = hooks or []
+
+    def emit(self, event: Event) -> None:
+        super().emit(event)
+        self.events.append(event)
+        for hook in self.hooks:
+            hook(event)
+
+
+def approved_request(
+    ctx: EngineContext, node: str, source: str, target: str, role: Role = Role.WORKER
+) -> Request:
+    """What an approval leaves behind: an approved request whose rules were checked."""
+    registry: ClusterRegistry = ctx.clusters
+    verdict = check(
+        MigrationAsk(node, source, target, role), registry.get(source), registry.get(target)
+    )
+    assert verdict.allowed, [f.text for f in verdict.findings]
+    return ctx.store.create(
+        Request(
+            id="",
+            node=node,
+            source=source,
+            target=target,
+            role=role,
+            state=State.APPROVED,
+            requester="UREQUESTER",
+            decided_by="UAPPROVER1",
+            destroys_source=verdict.destroys_source,
+            from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
+        )
+    )
+
+
+def start_worker(config: Path, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
+    """A real `joinops worker` process, in its own process group (so SIGKILL takes it all)."""
+    env = {**os.environ, "JOINOPS_CONFIG": str(config), "REDIS_URL": redis_url}
+    return subprocess.Popen(
+        [sys.executable, "-m", "joinops", "worker", "--name", f"test-{log.stem}"],
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def kill_worker(process: subprocess.Popen[bytes]) -> None:
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+def stop_worker(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            kill_worker(process)
+
+
+def wait_event(ctx: EngineContext, request_id: str, predicate, timeout: float = 30) -> Event:  # type: ignore[no-untyped-def]
+    """Block on the request's event stream until an event matches."""
+    for event in RedisEventLog(ctx.redis).follow(request_id, block_ms=int(timeout * 1000)):
+        assert event is not None, f"{request_id}: no matching event within {timeout} s"
+        if predicate(event):
+            return event
+    raise AssertionError("unreachable")
+
+
+def wait_final(ctx: EngineContext, request_id: str, timeout: float = 60) -> Event:
+    """Block on the request's event stream until its final state event."""
+    for event in RedisEventLog(ctx.redis).follow(request_id, block_ms=int(timeout * 1000)):
+        assert event is not None, f"{request_id}: no event within {timeout} s"
+        if event.is_final:
+            return event
+    raise AssertionError("unreachable")
+
+
+__all__ = [
+    "approved_request",
+    "enqueue_migration",
+    "kill_worker",
+    "start_worker",
+    "stop_worker",
+    "wait_event",
+    "wait_final",
+]
