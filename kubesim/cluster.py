@@ -349,6 +349,10 @@ class Cluster:
                         }
                     )
                 entry = self.store.create(res, obj)
+            elif res is REPLICASETS:  # one more pod of this ReplicaSet: one more replica
+                grown = entry.copy()
+                grown["spec"]["replicas"] = int(grown["spec"].get("replicas", 1)) + 1
+                entry = self.store.put(res, grown)
             uid = entry.meta["uid"]
         else:
             api_version = {"Job": "batch/v1", "StatefulSet": "apps/v1"}.get(kind, "v1")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from kubesim.behaviours.disruption import DisruptionController
 from kubesim.behaviours.host import HostAgent
 from kubesim.behaviours.kubelet import Kubelet
+from kubesim.behaviours.nodes import NodeLifecycle
 from kubesim.behaviours.signer import BootstrapSigner
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ class Behaviours:
         self.disruption = DisruptionController(world)
         self.signer = BootstrapSigner(world)
         self.hosts = HostAgent(world)
+        self.nodes = NodeLifecycle(world)
 
     def changed(self, cluster: Cluster, change: Change) -> None:
         if change.resource == "pods":
@@ -29,6 +31,8 @@ class Behaviours:
             if change.type == "DELETED":
                 namespace = change.new.meta.get("namespace", "")
                 cluster.world.schedule(0, lambda: cluster.namespace_emptied(namespace))
+        elif change.resource == "nodes":
+            self.nodes.on_node(cluster, change)
         elif change.resource == "poddisruptionbudgets":
             self.disruption.on_pdb(cluster, change)
         elif change.resource in ("secrets", "configmaps"):

@@ -1,4 +1,10 @@
-"""The disruption controller: keeps each PodDisruptionBudget's status in line with its pods."""
+"""The disruption controller: keeps each PodDisruptionBudget's status in line with its pods.
+
+As the real one: ``minAvailable: N`` expects the matching pods; ``maxUnavailable`` and
+percentages expect the sum of the pods' controllers' replicas (pods without a controller do
+not count, an unknown controller makes the sync fail safe: nothing allowed, SyncFailed);
+healthy pods are Ready, not terminating and not already in ``disruptedPods``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesim.clock import parse_rfc3339, rfc3339
 from kubesim.objects import pod_healthy
-from kubesim.resources import PDBS, PODS
+from kubesim.resources import PDBS, PODS, REPLICASETS
 from kubesim.selectors import selector_from_label_selector
 from kubesim.store import Change
 
@@ -18,40 +24,66 @@ if TYPE_CHECKING:
 DELETION_TIMEOUT = 120.0  # seconds an eviction stays in disruptedPods without the pod going
 
 
-def desired_healthy(spec: dict[str, Any], expected: int) -> int:
-    """From minAvailable / maxUnavailable (integers or percentages, rounded up)."""
+class SyncFailedError(Exception):
+    """The controller cannot compute the budget (for example a pod's controller is unknown)."""
 
-    def scaled(value: int | str) -> int:
-        if isinstance(value, str) and value.endswith("%"):
-            return math.ceil(int(value[:-1]) * expected / 100)
-        return int(value)
 
-    if spec.get("minAvailable") is not None:
-        return scaled(spec["minAvailable"])
+def _scaled(value: int | str, total: int) -> int:
+    if isinstance(value, str) and value.endswith("%"):
+        return math.ceil(int(value[:-1]) * total / 100)
+    return int(value)
+
+
+def controller_scale(cluster: Cluster, pods: list[dict[str, Any]]) -> int:
+    """Sum of the replicas of the pods' controllers (only ReplicaSets have a scale here)."""
+    scales: dict[str, int] = {}
+    for pod in pods:
+        refs = pod["metadata"].get("ownerReferences") or []
+        ref = next((r for r in refs if r.get("controller")), None)
+        if ref is None or ref.get("uid") in scales:
+            continue
+        owner = None
+        if ref.get("kind") == "ReplicaSet":
+            owner = cluster.store.get(
+                REPLICASETS, pod["metadata"]["namespace"], ref.get("name", "")
+            )
+        if owner is None or owner.meta.get("uid") != ref.get("uid"):
+            raise SyncFailedError(f'found no controllers for pod "{pod["metadata"]["name"]}"')
+        scales[ref["uid"]] = int(owner.obj.get("spec", {}).get("replicas", 1))
+    return sum(scales.values())
+
+
+def expected_and_desired(
+    cluster: Cluster, spec: dict[str, Any], pods: list[dict[str, Any]]
+) -> tuple[int, int]:
+    """(expectedPods, desiredHealthy) as the disruption controller computes them."""
     if spec.get("maxUnavailable") is not None:
-        return max(0, expected - scaled(spec["maxUnavailable"]))
-    return expected  # neither set: no disruption allowed
+        expected = controller_scale(cluster, pods)
+        return expected, max(0, expected - _scaled(spec["maxUnavailable"], expected))
+    min_available = spec.get("minAvailable")
+    if isinstance(min_available, int):
+        return len(pods), min_available
+    if min_available is not None:
+        expected = controller_scale(cluster, pods)
+        return expected, _scaled(min_available, expected)
+    return len(pods), len(pods)
 
 
-def set_allowed_condition(pdb: dict[str, Any], now: str) -> None:
+def set_allowed_condition(pdb: dict[str, Any], now: str, failure: str = "") -> None:
     status = pdb.setdefault("status", {})
-    allowed = status.get("disruptionsAllowed", 0) > 0
+    allowed = status.get("disruptionsAllowed", 0) > 0 and not failure
+    reason = "SyncFailed" if failure else "SufficientPods" if allowed else "InsufficientPods"
     wanted = {
         "type": "DisruptionAllowed",
         "status": "True" if allowed else "False",
-        "reason": "SufficientPods" if allowed else "InsufficientPods",
-        "message": "",
-        "observedGeneration": status.get(
-            "observedGeneration", pdb["metadata"].get("generation", 1)
-        ),
+        "reason": reason,
+        "message": failure,
+        "observedGeneration": status.get("observedGeneration", 0),
     }
-    old = next(
-        (c for c in status.get("conditions") or [] if c.get("type") == "DisruptionAllowed"), None
-    )
-    if old and old.get("status") == wanted["status"]:
-        wanted["lastTransitionTime"] = old.get("lastTransitionTime", now)
-    else:
-        wanted["lastTransitionTime"] = now
+    conditions = status.get("conditions") or []
+    old = next((c for c in conditions if c.get("type") == "DisruptionAllowed"), None)
+    same = old is not None and old.get("status") == wanted["status"]
+    wanted["lastTransitionTime"] = old.get("lastTransitionTime", now) if same and old else now
     status["conditions"] = [wanted]
 
 
@@ -107,25 +139,30 @@ class DisruptionController:
                 ]
             now_ts = cluster.world.clock.time()
             now = rfc3339(now_ts)
-            disrupted = self._still_disrupted(pdb, pods, now_ts)
-            healthy = sum(
-                1 for p in pods if pod_healthy(p) and p["metadata"]["name"] not in disrupted
-            )
-            expected = len(pods)
-            desired = desired_healthy(pdb.get("spec", {}), expected)
             status = pdb.setdefault("status", {})
-            status.update(
-                currentHealthy=healthy,
-                desiredHealthy=desired,
-                expectedPods=expected,
-                disruptionsAllowed=max(0, healthy - desired),
-                observedGeneration=pdb["metadata"].get("generation", 1),
-            )
-            if disrupted:
-                status["disruptedPods"] = disrupted
+            try:
+                expected, desired = expected_and_desired(cluster, pdb.get("spec", {}), pods)
+            except SyncFailedError as failure:  # fail safe: nothing allowed, generation unseen
+                status["disruptionsAllowed"] = 0
+                set_allowed_condition(pdb, now, str(failure))
             else:
-                status.pop("disruptedPods", None)
-            set_allowed_condition(pdb, now)
+                disrupted = self._still_disrupted(pdb, pods, now_ts)
+                healthy = sum(
+                    1 for p in pods if pod_healthy(p) and p["metadata"]["name"] not in disrupted
+                )
+                allowed = healthy - desired if expected > 0 else 0
+                status.update(
+                    currentHealthy=healthy,
+                    desiredHealthy=desired,
+                    expectedPods=expected,
+                    disruptionsAllowed=max(0, allowed),
+                    observedGeneration=pdb["metadata"].get("generation", 1),
+                )
+                if disrupted:
+                    status["disruptedPods"] = disrupted
+                else:
+                    status.pop("disruptedPods", None)
+                set_allowed_condition(pdb, now)
             if pdb.get("status") != entry.obj.get("status"):
                 cluster.store.put(PDBS, pdb)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from kubernetes import client
 
-from kubesim import Cluster
+from kubesim import Cluster, NodeSpec, World
 
 
 @dataclass
@@ -28,3 +28,17 @@ def body(exc: client.ApiException) -> dict[str, Any]:
     """The Status body of an API error."""
     result: dict[str, Any] = json.loads(exc.body)
     return result
+
+
+def standard_cluster(world: World, name: str = "clusterA") -> Cluster:
+    """One control plane and two workers (one with an older kubelet), like the fixture."""
+    prefix = name[-1].lower()
+    return world.add_cluster(
+        name,
+        version="v1.31.4",
+        nodes=[
+            NodeSpec(f"{prefix}-cp-1", role="control-plane"),
+            NodeSpec(f"{prefix}-w-1"),
+            NodeSpec(f"{prefix}-w-2", kubelet_version="v1.30.9"),
+        ],
+    )

@@ -1,0 +1,52 @@
+"""Node lifecycle controller: the ``node.kubernetes.io/unschedulable`` taint follows cordoning."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubesim.objects import UNSCHEDULABLE_TAINT
+from kubesim.resources import NODES
+from kubesim.store import Change
+
+if TYPE_CHECKING:
+    from kubesim.cluster import Cluster
+    from kubesim.world import World
+
+
+def _tainted(node: dict[str, Any]) -> bool:
+    return any(
+        t.get("key") == UNSCHEDULABLE_TAINT for t in node.get("spec", {}).get("taints") or []
+    )
+
+
+class NodeLifecycle:
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def on_node(self, cluster: Cluster, change: Change) -> None:
+        if change.type == "DELETED":
+            return
+        node = change.new.obj
+        if bool(node.get("spec", {}).get("unschedulable")) != _tainted(node):
+            name = change.new.meta["name"]
+            self.world.schedule(0, lambda: self.sync(cluster, name))
+
+    def sync(self, cluster: Cluster, name: str) -> None:
+        now = cluster.now()
+
+        def fix(node: dict[str, Any]) -> bool:
+            spec = node.setdefault("spec", {})
+            cordoned = bool(spec.get("unschedulable"))
+            if cordoned == _tainted(node):
+                return False
+            taints = [t for t in spec.get("taints") or [] if t.get("key") != UNSCHEDULABLE_TAINT]
+            if cordoned:
+                taints.append(
+                    {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule", "timeAdded": now}
+                )
+            spec["taints"] = taints
+            if not taints:
+                del spec["taints"]
+            return True
+
+        cluster.store.mutate(NODES, "", name, fix)
