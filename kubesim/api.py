@@ -26,7 +26,7 @@ from kubesim.resources import (
 )
 from kubesim.routes import Route, parse, verb
 from kubesim.selectors import parse_field_selector, parse_label_selector
-from kubesim.store import Entry, Watcher
+from kubesim.store import Entry, Watcher, sort_key
 
 if TYPE_CHECKING:
     from kubesim.cluster import Cluster
@@ -217,20 +217,18 @@ class Api:
         res = self._res(route)
         labels, fields = self._selectors(req, res)
         store = self.cluster.store
-        with store.lock:
-            entries = store.list(res, route.namespace or None, labels, fields)
-            list_rv = store.rv
         limit = _int_param(req.query, "limit")
         token = req.query.get("continue")
-        if token:
-            start, list_rv = _decode_continue(token)
-            entries = [e for e in entries if _entry_key(e) > start]
+        start, list_rv = _decode_continue(token) if token else ("", 0)
+        with store.lock:
+            entries, remaining = store.page(
+                res, route.namespace or None, labels, fields, start, limit if limit else None
+            )
+            list_rv = list_rv or store.rv
         list_meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
-        if limit and limit > 0 and len(entries) > limit:
-            remaining = len(entries) - limit
-            entries = entries[:limit]
-            list_meta["continue"] = _encode_continue(_entry_key(entries[-1]), list_rv)
-            if labels.empty and fields.empty:
+        if remaining and entries:
+            list_meta["continue"] = _encode_continue(sort_key(entries[-1]), list_rv)
+            if remaining > 0:  # only known without selectors, as on the real server
                 list_meta["remainingItemCount"] = remaining
         head = {"kind": res.list_kind, "apiVersion": res.api_version, "metadata": list_meta}
         body = json.dumps(head, separators=(",", ":")).encode()[:-1]
@@ -485,11 +483,6 @@ def _check_preconditions(res: Resource, name: str, current: Entry, pre: dict[str
             reason="Conflict",
             details={"name": name, "kind": res.name},
         )
-
-
-def _entry_key(entry: Entry) -> str:
-    meta = entry.meta
-    return f"{meta.get('namespace', '')}/{meta['name']}"
 
 
 def _encode_continue(start: str, rv: int) -> str:

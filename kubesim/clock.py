@@ -31,10 +31,21 @@ class Clock:
             self._offset += seconds
 
 
+_last: tuple[int, str] = (-1, "")
+
+
 def rfc3339(ts: float | datetime) -> str:
     """RFC 3339 with second precision and a Z, as the API server writes metav1.Time."""
-    dt = ts if isinstance(ts, datetime) else datetime.fromtimestamp(ts, tz=UTC)
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _last
+    if isinstance(ts, datetime):
+        return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    second = int(ts)
+    cached = _last
+    if cached[0] == second:
+        return cached[1]
+    text = datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _last = (second, text)
+    return text
 
 
 def parse_rfc3339(value: str) -> float | None:

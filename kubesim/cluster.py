@@ -190,6 +190,9 @@ class Cluster:
 
     def add_node(self, spec: NodeSpec) -> dict[str, Any]:
         """A machine running a kubelet that registered as ``spec.name``."""
+        return self._add_node(spec, self.now()).copy()
+
+    def _add_node(self, spec: NodeSpec, now: str) -> Entry:
         with self.lock:
             if self.store.get(NODES, "", spec.name) is not None:
                 from kubesim.errors import already_exists
@@ -202,19 +205,20 @@ class Cluster:
                 host,
                 self._pod_cidr(),
                 "ready" if spec.ready else "not-ready",
-                self.now(),
+                now,
                 labels=spec.labels,
                 taints=spec.taints,
                 unschedulable=spec.unschedulable,
             )
-            return self.store.create(NODES, obj).copy()
+            return self.store.create(NODES, obj)
 
     def add_nodes(self, n: int, prefix: str = "w", start: int = 1, **kwargs: Any) -> list[str]:
         """``n`` nodes named ``{prefix}-{i}`` (NodeSpec keyword arguments apply to all)."""
         names = [f"{prefix}-{i}" for i in range(start, start + n)]
+        now = self.now()
         with self.lock:
             for name in names:
-                self.add_node(NodeSpec(name, **kwargs))
+                self._add_node(NodeSpec(name, **kwargs), now)
         return names
 
     def register_host(self, host: Host, control_plane: bool) -> None:

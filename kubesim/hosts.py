@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
+
+from kubesim.store import new_uid
 
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 
@@ -57,8 +58,9 @@ class Host:
     def __post_init__(self) -> None:
         digest = hashlib.sha256(self.name.encode()).hexdigest()
         self.machine_id = self.machine_id or digest[:32]
-        self.system_uuid = self.system_uuid or str(uuid.UUID(digest[32:64]))
-        self.boot_id = self.boot_id or str(uuid.uuid4())
+        d = digest[32:64]
+        self.system_uuid = self.system_uuid or f"{d[:8]}-{d[8:12]}-{d[12:16]}-{d[16:20]}-{d[20:]}"
+        self.boot_id = self.boot_id or new_uid()
 
     @property
     def kernel_version(self) -> str:

@@ -82,6 +82,22 @@ class _Server(ThreadingHTTPServer):
             except OSError:
                 pass
 
+    def accept_loop(self) -> None:
+        """Accept until the listening socket is shut down (no polling)."""
+        while True:
+            try:
+                request, client_address = self.socket.accept()
+            except OSError:
+                return
+            self.process_request(request, client_address)
+
+    def stop_accepting(self) -> None:
+        try:
+            self.socket.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept() on Linux
+        except OSError:
+            pass
+        self.socket.close()
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # clients going away mid-answer are normal here
 
@@ -224,8 +240,7 @@ class ApiServer:
         assert self._server is not None
         if self._thread is None:
             self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.05},
+                target=self._server.accept_loop,
                 daemon=True,
                 name=f"kubesim-{self.cluster.name}-accept",
             )
@@ -236,8 +251,8 @@ class ApiServer:
         self._server, self._thread = None, None
         if server is None:
             return
+        server.stop_accepting()
         if thread is not None:
-            server.shutdown()
-        server.server_close()
+            thread.join(5)
         server.drop_connections()
         server.join_threads()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import json
+import os
 import queue
 import threading
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -17,6 +18,17 @@ from kubesim.resources import Resource
 from kubesim.selectors import FieldSelector, LabelSelector
 
 Key = tuple[str, str]  # (namespace or "", name)
+
+
+def new_uid() -> str:
+    """A random (version 4) UUID string."""
+    h = bytearray(os.urandom(16))
+    h[6] = (h[6] & 0x0F) | 0x40
+    h[8] = (h[8] & 0x3F) | 0x80
+    x = h.hex()
+    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
+
+
 HISTORY = 50_000
 
 
@@ -57,6 +69,11 @@ class Change:
     old: Entry | None
     new: Entry
     rv: int
+
+
+def sort_key(entry: Entry) -> str:
+    """The order etcd keeps objects in: namespace/name ("/name" when cluster-scoped)."""
+    return f"{entry.meta.get('namespace', '')}/{entry.meta['name']}"
 
 
 def key_of(obj: dict[str, Any]) -> Key:
@@ -103,6 +120,11 @@ class Watcher:
         self.queue.put(None)
 
 
+Entries = list[Entry]
+Names = list[str]
+Keys = list[Key]
+
+
 class Store:
     """All objects of one cluster. Every method takes the world lock (re-entrant)."""
 
@@ -114,7 +136,9 @@ class Store:
         self.rv = 1000
         self._on_change = on_change
         self._objects: dict[str, dict[Key, Entry]] = {}
-        self._index: dict[str, dict[str, set[Key]]] = {}
+        self._index: dict[str, dict[str, set[Key]]] = {}  # label key -> objects
+        self._values: dict[str, dict[tuple[str, str], set[Key]]] = {}  # (key, value) -> objects
+        self._order: dict[str, tuple[Names, Keys]] = {}  # sorted keys, per resource
         self._history: deque[Change] = deque(maxlen=HISTORY)
         self._watchers: dict[str, list[Watcher]] = {}
 
@@ -135,7 +159,7 @@ class Store:
         namespace: str | None = None,
         labels: LabelSelector | None = None,
         fields: FieldSelector | None = None,
-    ) -> list[Entry]:
+    ) -> Entries:
         """Matching entries in key order (namespace, name) like etcd."""
         with self.lock:
             objects = self._objects.get(res.name, {})
@@ -161,18 +185,60 @@ class Store:
             result.append(entry)
         return result
 
+    def page(
+        self,
+        res: Resource,
+        namespace: str | None,
+        labels: LabelSelector,
+        fields: FieldSelector,
+        start: str,
+        limit: int | None,
+    ) -> tuple[Entries, int]:
+        """Entries after sort key ``start`` (``ns/name``), at most ``limit``, and how many
+        matching entries remain after them (-1 when unknown: selectors were given)."""
+        if not labels.empty or not fields.empty:
+            matches = [e for e in self.list(res, namespace, labels, fields) if sort_key(e) > start]
+            if limit and len(matches) > limit:
+                return matches[:limit], -1
+            return matches, 0
+        with self.lock:
+            order, keys = self._sorted(res)
+            low, high = 0, len(order)
+            if namespace:
+                low = bisect.bisect_left(order, f"{namespace}/")
+                high = bisect.bisect_left(order, f"{namespace}0")  # "0" sorts right after "/"
+            low = max(low, bisect.bisect_right(order, start, low, high)) if start else low
+            end = min(high, low + limit) if limit else high
+            objects = self._objects.get(res.name, {})
+            return [objects[k] for k in keys[low:end]], high - end
+
+    def _sorted(self, res: Resource) -> tuple[Names, Keys]:
+        cached = self._order.get(res.name)
+        if cached is None:
+            keys = sorted(self._objects.get(res.name, {}), key=lambda k: f"{k[0]}/{k[1]}")
+            cached = ([f"{k[0]}/{k[1]}" for k in keys], keys)
+            self._order[res.name] = cached
+        return cached
+
     def count(self, res: Resource) -> int:
         with self.lock:
             return len(self._objects.get(res.name, {}))
 
     def _candidates(self, res: Resource, labels: LabelSelector) -> Iterable[Key]:
         index = self._index.get(res.name, {})
+        values = self._values.get(res.name, {})
         best: set[Key] | None = None
         for req in labels.requirements:
-            if req.indexable:
+            if not req.indexable:
+                continue
+            if req.op == "exists":
                 found = index.get(req.key, set())
-                if best is None or len(found) < len(best):
-                    best = found
+            else:
+                found = set()
+                for value in req.values:
+                    found |= values.get((req.key, value), set())
+            if best is None or len(found) < len(best):
+                best = found
         if best is None:
             return list(self._objects.get(res.name, {}).keys())
         return list(best)
@@ -189,8 +255,10 @@ class Store:
             bucket = self._objects.setdefault(res.name, {})
             if key in bucket:
                 raise already_exists(res.name, key[1], res.group)
+            self._order.pop(res.name, None)
             meta = obj["metadata"]
-            meta.setdefault("uid", str(uuid.uuid4()))
+            if "uid" not in meta:
+                meta["uid"] = new_uid()
             meta.setdefault("creationTimestamp", rfc3339(self.clock.time()))
             meta.setdefault("generation", 1)
             return self._write(res, key, None, obj, "ADDED")
@@ -230,6 +298,7 @@ class Store:
             rv = self._next_rv()
             obj["metadata"]["resourceVersion"] = str(rv)
             del self._objects[res.name][key]
+            self._order.pop(res.name, None)
             self._unindex(res.name, key, old)
             gone = Entry(obj)
             self._publish(Change(res.name, "DELETED", old, gone, rv))
@@ -245,15 +314,19 @@ class Store:
         if old is not None:
             self._unindex(res.name, key, old)
         index = self._index.setdefault(res.name, {})
-        for label in obj["metadata"].get("labels") or {}:
+        values = self._values.setdefault(res.name, {})
+        for label, value in (obj["metadata"].get("labels") or {}).items():
             index.setdefault(label, set()).add(key)
+            values.setdefault((label, value), set()).add(key)
         self._publish(Change(res.name, kind, old, entry, rv))
         return entry
 
     def _unindex(self, resource: str, key: Key, entry: Entry) -> None:
         index = self._index.get(resource, {})
-        for label in entry.meta.get("labels") or {}:
+        values = self._values.get(resource, {})
+        for label, value in (entry.meta.get("labels") or {}).items():
             index.get(label, set()).discard(key)
+            values.get((label, value), set()).discard(key)
 
     def _publish(self, change: Change) -> None:
         self._history.append(change)

@@ -98,15 +98,17 @@ def test_watch_from_a_list_resource_version(apis: Apis, cluster_a: Cluster, worl
     listed = apis.core.list_namespaced_pod("default")
     cluster_a.add_pod("a-w-2", "b")
     apis.core.delete_namespaced_pod("a", "default", grace_period_seconds=0)
-    events = [
-        (e["type"], e["object"].metadata.name)
-        for e in watch.Watch().stream(
-            apis.core.list_namespaced_pod,
-            "default",
-            resource_version=listed.metadata.resource_version,
-            timeout_seconds=1,
-        )
-    ]
+    events = []
+    stream = watch.Watch()
+    for event in stream.stream(
+        apis.core.list_namespaced_pod,
+        "default",
+        resource_version=listed.metadata.resource_version,
+        timeout_seconds=5,
+    ):
+        events.append((event["type"], event["object"].metadata.name))
+        if len(events) == 2:
+            stream.stop()
     assert events == [("ADDED", "b"), ("DELETED", "a")]
 
 
