@@ -82,7 +82,10 @@ class RedisEventLog:
     def follow(
         self, request_id: str, block_ms: int = 1000, after: str = "0-0"
     ) -> Iterator[Event | None]:
-        """Yield the request's events in order, waiting for new ones; None on each idle wait."""
+        """Yield the request's events in order, waiting for new ones; None on each idle wait.
+
+        Keep `block_ms` under the Redis client's socket timeout (redis-py's default is 5 s).
+        """
         last = after
         while True:
             batch = self.redis.xread({REQUEST_STREAM + request_id: last}, block=block_ms)

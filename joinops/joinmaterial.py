@@ -117,6 +117,14 @@ def _split_host_port(text: str) -> tuple[str, int]:
     return host, int(port) if port else DEFAULT_API_PORT
 
 
+def kubeadm_token_ttl(ttl: timedelta) -> str:
+    """A duration as `kubeadm token create --ttl` takes it (Go's form): `2h0m0s`."""
+    total = int(ttl.total_seconds())
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}h{minutes}m{seconds}s"
+
+
 def kubeadm_api_version(target: Version) -> str:
     """v1beta4 from Kubernetes 1.31 on, v1beta3 before."""
     return (
@@ -132,12 +140,16 @@ def join_configuration(
     endpoint: str,
     token: BootstrapToken,
     ca_hash: str,
-    node_name: str,
+    node_name: str | None,
     certificate_key: str | None = None,
     advertise_address: str | None = None,
     bind_port: int = DEFAULT_API_PORT,
 ) -> dict[str, Any]:
-    """A kubeadm JoinConfiguration; `certificate_key` makes it a control-plane join."""
+    """A kubeadm JoinConfiguration; `certificate_key` makes it a control-plane join.
+
+    `node_name=None` leaves `nodeRegistration.name` out: a fresh host registers under its
+    hostname (what an Ignition file for any number of new hosts needs).
+    """
     config: dict[str, Any] = {
         "apiVersion": kubeadm_api_version(target_version),
         "kind": "JoinConfiguration",
@@ -148,8 +160,9 @@ def join_configuration(
                 "caCertHashes": [ca_hash],
             },
         },
-        "nodeRegistration": {"name": node_name},
     }
+    if node_name is not None:
+        config["nodeRegistration"] = {"name": node_name}
     if certificate_key is not None:
         local: dict[str, Any] = {"bindPort": bind_port}
         if advertise_address:

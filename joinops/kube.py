@@ -176,3 +176,21 @@ def _status_message(e: ApiException) -> str:
     except (ValueError, AttributeError):
         message = str(e.reason or "")
     return message[:300]
+
+
+def warm_up() -> None:
+    """Load the client's API and model classes now (about a second), not in the first job."""
+    for name in (
+        "CoreV1Api",
+        "PolicyV1Api",
+        "VersionApi",
+        "V1Node",
+        "V1Pod",
+        "V1Eviction",
+        "V1Secret",
+        "V1ConfigMap",
+        "V1Namespace",
+        "V1PodList",
+        "V1NodeList",
+    ):
+        getattr(client, name)

@@ -297,3 +297,44 @@ def token_not_signed(target: str) -> str:
         f"{target}'s cluster-info was not signed for the new bootstrap token: is its "
         f"controller manager (bootstrap signer) running? Nothing was done to the node."
     )
+
+
+# --- batches ---
+
+
+def batch_duplicate_nodes() -> str:
+    return "a node is named twice: name each node once"
+
+
+def batch_node_nowhere(node: str, looked_in: list[str]) -> str:
+    return f"`{node}` is not a node of any configured cluster (looked in {', '.join(looked_in)})."
+
+
+def batch_node_ambiguous(node: str, clusters: list[str]) -> str:
+    return (
+        f"`{node}` is a node of {' and '.join(clusters)}: say which one with "
+        f"`from CLUSTER`, one request per source."
+    )
+
+
+def batch_leaves_nodes_without_control_plane(source: str) -> str:
+    return (
+        f"The batch moves every control plane of {source} but not all of its other nodes: "
+        f"they would be left without a control plane. Add them to the batch, or leave one "
+        f"control plane."
+    )
+
+
+def held(node: str, blocker: str, state: str) -> str:
+    return f"`{node}` was not moved: it had to wait for `{blocker}`, which {state}."
+
+
+def batch_line(node: str, state: str, outcome: str) -> str:
+    return f"`{node}`: {state}. {outcome}".strip()
+
+
+def batch_summary(moved: int, failed: int, skipped: int, total: int, seconds: float) -> str:
+    return (
+        f"Batch finished in {seconds:.0f} s: {moved} of {total} moved, {failed} failed, "
+        f"{skipped} not run."
+    )

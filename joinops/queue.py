@@ -14,6 +14,8 @@ from joinops.settings import Settings
 QUEUE = "joinops"
 MIGRATE = "workers.jobs.run_migration"
 EXPIRE = "workers.jobs.expire_request"
+IGNITION = "workers.ignition_job.generate_ignition"
+ADVANCE_BATCH = "workers.batch.advance"
 
 
 def queue(connection: redis.Redis) -> Queue:
@@ -40,6 +42,32 @@ def enqueue_migration(connection: redis.Redis, settings: Settings, request_id: s
             result_ttl=7 * 86400,
             failure_ttl=30 * 86400,
             description=f"joinops migration {request_id}",
+        )
+    except DuplicateJobError:
+        return False
+    return True
+
+
+def ignition_job_timeout(settings: Settings) -> int:
+    """An Ignition job reads the cluster, creates a token and may upload certificates."""
+    t = settings.timeouts
+    return int((t.upload_certs + t.api * 20).total_seconds()) + 120
+
+
+def enqueue_ignition(connection: redis.Redis, settings: Settings, request_id: str) -> bool:
+    """Enqueue an approved ignition request's job (job id = request id); False when queued."""
+    q = queue(connection)
+    _drop_finished_job(connection, request_id)
+    try:
+        q.enqueue(
+            IGNITION,
+            request_id,
+            job_id=request_id,
+            unique=True,
+            job_timeout=ignition_job_timeout(settings),
+            result_ttl=7 * 86400,
+            failure_ttl=30 * 86400,
+            description=f"joinops ignition {request_id}",
         )
     except DuplicateJobError:
         return False
@@ -78,3 +106,10 @@ def replace_abandoned_job(connection: redis.Redis, settings: Settings, request_i
     except NoSuchJobError:
         pass
     return enqueue_migration(connection, settings, request_id)
+
+
+def enqueue_batch_advance(connection: redis.Redis, batch_id: str) -> None:
+    """Ask a worker to start whatever a batch can start now (cheap; safe to ask twice)."""
+    queue(connection).enqueue(
+        ADVANCE_BATCH, batch_id, result_ttl=600, failure_ttl=86400, job_timeout=300, at_front=True
+    )

@@ -72,6 +72,7 @@ class Request:
     agent_started: bool = False  # point of no return: the node has left (or is leaving) source
     destroys_source: bool = False
     from_control_plane: bool = False  # the node is a control plane in the source
+    parent: str = ""  # the batch request this migration belongs to
     extra: dict[str, str] = field(default_factory=dict)
 
     def to_hash(self) -> dict[str, str]:
@@ -130,8 +131,8 @@ class RequestStore:
 
     def get(self, request_id: str) -> Request | None:
         raw = self.redis.hgetall(PREFIX + request_id)
-        if not raw:
-            return None
+        if not raw or b"id" not in raw:
+            return None  # never stored, or only a stray field left after a flush
         return Request.from_hash({_s(k): _s(v) for k, v in raw.items()})
 
     def transition(

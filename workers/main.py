@@ -7,6 +7,7 @@ import os
 
 from rq import SimpleWorker
 
+from joinops.kube import warm_up
 from joinops.queue import QUEUE
 from joinops.settings import Settings
 from workers import context
@@ -22,6 +23,7 @@ def run_worker(settings: Settings, burst: bool = False, name: str | None = None)
     orphaned work horse.
     """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    warm_up()
     ctx = EngineContext.from_settings(settings)
     context.install(ctx)
     resume_orphans(ctx)

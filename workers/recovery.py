@@ -14,7 +14,8 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
 from joinops.lifecycle import State
-from joinops.queue import replace_abandoned_job
+from joinops.queue import enqueue_batch_advance, replace_abandoned_job
+from joinops.store import Request
 from workers.context import EngineContext
 from workers.locks import holder_of, node_lock
 
@@ -27,11 +28,26 @@ def orphans(ctx: EngineContext) -> list[str]:
     for request in ctx.store.active():
         if request.kind != "migrate":
             continue
-        if (
-            request.state is State.RUNNING and holder_of(ctx.redis, node_lock(request.node)) is None
-        ) or (request.state is State.APPROVED and not _job_alive(ctx, request.id)):
+        lock_free = holder_of(ctx.redis, node_lock(request.node)) is None
+        if (request.state is State.RUNNING and lock_free) or (
+            request.state is State.APPROVED and _awaits_a_job(ctx, request)
+        ):
             found.append(request.id)
     return found
+
+
+def _awaits_a_job(ctx: EngineContext, request: Request) -> bool:
+    """Approved, meant to be queued, and no job is alive for it."""
+    if request.parent and not ctx.redis.exists(f"joinops:batch-queued:{request.id}"):
+        return False  # a batch child waiting for its turn: the batch starts it
+    return not _job_alive(ctx, request.id)
+
+
+def nudge_batches(ctx: EngineContext) -> None:
+    """Ask every active batch to advance, in case a child's end was missed."""
+    for request in ctx.store.active():
+        if request.kind == "batch" and request.state in (State.APPROVED, State.RUNNING):
+            enqueue_batch_advance(ctx.redis, request.id)
 
 
 def resume_orphans(ctx: EngineContext) -> list[str]:
@@ -71,5 +87,6 @@ class RecoveryLoop:
         while not self._stop.wait(self.interval):
             try:
                 resume_orphans(self.ctx)
+                nudge_batches(self.ctx)
             except Exception:  # a Redis hiccup must not end the loop
                 log.exception("recovery pass failed")

@@ -344,27 +344,31 @@ def _watch_ready(target: KubeCluster, node: str, seconds: float) -> bool:
 def cleanup(run: Run) -> str:
     notes: list[str] = []
     request = run.request
-    source_gone = request.destroys_source
-    for what, action in (
-        (f"node {request.node}", lambda: _delete_node(run.source, request.node)),
-        (
-            "the node agent",
-            lambda: material.delete_quietly(
-                run.source, run.namespace, "pod", agent.agent_pod_name(run.id)
+    source_gone = request.destroys_source  # its last control plane was reset: the API is gone
+    actions = (
+        ()
+        if source_gone
+        else (
+            (f"node {request.node}", lambda: _delete_node(run.source, request.node)),
+            (
+                "the node agent",
+                lambda: material.delete_quietly(
+                    run.source, run.namespace, "pod", agent.agent_pod_name(run.id)
+                ),
             ),
-        ),
-        (
-            "the agent's Secret",
-            lambda: material.delete_quietly(
-                run.source, run.namespace, "secret", agent.join_secret_name(run.id)
+            (
+                "the agent's Secret",
+                lambda: material.delete_quietly(
+                    run.source, run.namespace, "secret", agent.join_secret_name(run.id)
+                ),
             ),
-        ),
-    ):
+        )
+    )
+    for what, action in actions:
         try:
             action()
         except ClusterUnreachable:
-            if not source_gone:
-                notes.append(messages.leftover(what, request.source))
+            notes.append(messages.leftover(what, request.source))
     _delete_tokens(run)
     _label(run)
     return messages.cleaned_up(request, source_gone, notes)

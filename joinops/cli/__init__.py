@@ -28,9 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _optional_commands() -> list[ModuleType]:
     """Subcommands added by later modules; imported here so `--help` lists them."""
-    from joinops.cli import migrate_cmd, sandbox_cmd, worker_cmd
+    from joinops.cli import ignition_cmd, migrate_cmd, sandbox_cmd, serve_cmd, worker_cmd
 
-    return [migrate_cmd, worker_cmd, sandbox_cmd]
+    return [migrate_cmd, worker_cmd, serve_cmd, sandbox_cmd, ignition_cmd]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,9 @@
-"""`joinops migrate NODE --from SRC --to DST [--as ROLE] [--yes]`: move a node, and follow it."""
+"""`joinops migrate`: move one node, several, or every node of a cluster, and follow it.
+
+joinops migrate NODE --from SRC --to DST [--as ROLE] [--yes]
+joinops migrate NODE NODE... [--from SRC] --to DST [--as ROLE] [--yes]
+joinops migrate --all --from SRC --to DST [--yes]
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,14 @@ from typing import Any
 
 import redis
 
+from joinops import batch as batches
 from joinops.asks import MigrationAsk, validate_ask
 from joinops.cli.common import add_role_argument, load
 from joinops.cli.plan_cmd import render
 from joinops.errors import UsageError
 from joinops.events import RedisEventLog
 from joinops.lifecycle import State
-from joinops.queue import enqueue_migration
+from joinops.queue import enqueue_batch_advance, enqueue_migration
 from joinops.rules import check
 from joinops.store import Request, RequestStore
 from joinops.terminal import TerminalReporter
@@ -24,33 +30,51 @@ WAITING_HINT_AFTER = 10  # idle seconds before saying that no worker has picked 
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("migrate", help="move a node to another cluster and follow its progress")
-    p.add_argument("node", metavar="NODE", help="node name, exactly as `kubectl get nodes` shows")
-    p.add_argument("--from", dest="source", required=True, metavar="SRC", help="source cluster")
+    p = sub.add_parser("migrate", help="move nodes to another cluster and follow the progress")
+    p.add_argument(
+        "nodes", metavar="NODE", nargs="*", help="node names, exactly as `kubectl get nodes` shows"
+    )
+    p.add_argument("--all", action="store_true", help="every node of --from (workers first)")
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="SRC",
+        help="source cluster (looked up per node when several nodes are given)",
+    )
     p.add_argument("--to", dest="target", required=True, metavar="DST", help="target cluster")
     add_role_argument(p)
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.add_argument(
-        "--no-follow",
-        action="store_true",
-        help="print the request id and return once the job is queued",
+        "--no-follow", action="store_true", help="print the request id and return once it is queued"
     )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.all and args.nodes:
+        raise UsageError("give node names or --all, not both")
+    if args.all or len(args.nodes) > 1:
+        return _run_batch(args)
+    if not args.nodes:
+        raise UsageError("name a node to move (or several, or --all --from SRC)")
+    if args.source is None:
+        raise UsageError("--from SRC is needed to move one node")
+    return _run_one(args)
+
+
+def _run_one(args: argparse.Namespace) -> int:
     settings, registry = load()
-    ask = MigrationAsk(args.node, args.source, args.target, args.role)
+    ask = MigrationAsk(args.nodes[0], args.source, args.target, args.role)
     validate_ask(ask, registry.names)
     verdict = check(ask, registry.get(ask.source), registry.get(ask.target))
     print(render(verdict))
     if not verdict.allowed:
         return 1
-    if not args.yes and not _confirmed(ask):
+    if not args.yes and not _confirmed(f"Move {ask.node} from {ask.source} to {ask.target}?"):
         print("Not started.")
         return 1
     connection = redis.Redis.from_url(settings.secrets.redis_url)
-    user = f"cli:{getpass.getuser()}"
+    user = _user()
     request = RequestStore(connection).create(
         Request(
             id="",
@@ -66,10 +90,35 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     enqueue_migration(connection, settings, request.id)
-    print(f"Request {request.id} queued.", flush=True)
-    if args.no_follow:
-        return 0
-    return follow(connection, request.id)
+    return _follow_or_return(args, connection, request.id)
+
+
+def _run_batch(args: argparse.Namespace) -> int:
+    settings, registry = load()
+    if args.all:
+        if args.source is None:
+            raise UsageError("--all needs --from SRC")
+        plan = batches.plan_all(args.source, args.target, registry)
+    else:
+        plan = batches.plan_nodes(args.nodes, args.source, args.target, args.role, registry)
+    print(batches.render(plan))
+    if not plan.allowed:
+        return 1
+    if not args.yes and not _confirmed(f"Move {len(plan.items)} nodes to {plan.target}?"):
+        print("Not started.")
+        return 1
+    connection = redis.Redis.from_url(settings.secrets.redis_url)
+    user = _user()
+    batch = batches.create_batch(
+        RequestStore(connection), plan, requester=user, decided_by=user, state=State.APPROVED
+    )
+    enqueue_batch_advance(connection, batch.id)
+    return _follow_or_return(args, connection, batch.id)
+
+
+def _follow_or_return(args: argparse.Namespace, connection: redis.Redis, request_id: str) -> int:
+    print(f"Request {request_id} queued.", flush=True)
+    return 0 if args.no_follow else follow(connection, request_id)
 
 
 def follow(connection: redis.Redis, request_id: str) -> int:
@@ -87,8 +136,11 @@ def follow(connection: redis.Redis, request_id: str) -> int:
     return 1
 
 
-def _confirmed(ask: MigrationAsk) -> bool:
+def _user() -> str:
+    return f"cli:{getpass.getuser()}"
+
+
+def _confirmed(question: str) -> bool:
     if not sys.stdin.isatty():
-        raise UsageError("not a terminal: pass --yes to start the migration without a prompt")
-    answer = input(f"Move {ask.node} from {ask.source} to {ask.target}? [y/N] ")
-    return answer.strip().lower() in ("y", "yes")
+        raise UsageError("not a terminal: pass --yes to start without a prompt")
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")

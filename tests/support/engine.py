@@ -6,6 +6,8 @@ import os
 import signal
 import subprocess
 import sys
+import time
+import uuid
 from pathlib import Path
 
 from joinops.asks import MigrationAsk
@@ -63,7 +65,14 @@ def start_worker(config: Path, redis_url: str, log: Path) -> subprocess.Popen[by
     """A real `joinops worker` process, in its own process group (so SIGKILL takes it all)."""
     env = {**os.environ, "JOINOPS_CONFIG": str(config), "REDIS_URL": redis_url}
     return subprocess.Popen(
-        [sys.executable, "-m", "joinops", "worker", "--name", f"test-{log.stem}"],
+        [
+            sys.executable,
+            "-m",
+            "joinops",
+            "worker",
+            "--name",
+            f"test-{log.stem}-{uuid.uuid4().hex[:8]}",
+        ],
         env=env,
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
@@ -87,20 +96,17 @@ def stop_worker(process: subprocess.Popen[bytes]) -> None:
 
 def wait_event(ctx: EngineContext, request_id: str, predicate, timeout: float = 30) -> Event:  # type: ignore[no-untyped-def]
     """Block on the request's event stream until an event matches."""
-    for event in RedisEventLog(ctx.redis).follow(request_id, block_ms=int(timeout * 1000)):
-        assert event is not None, f"{request_id}: no matching event within {timeout} s"
-        if predicate(event):
+    deadline = time.monotonic() + timeout
+    for event in RedisEventLog(ctx.redis).follow(request_id, block_ms=1000):
+        assert time.monotonic() < deadline, f"{request_id}: no matching event in {timeout} s"
+        if event is not None and predicate(event):
             return event
     raise AssertionError("unreachable")
 
 
 def wait_final(ctx: EngineContext, request_id: str, timeout: float = 60) -> Event:
     """Block on the request's event stream until its final state event."""
-    for event in RedisEventLog(ctx.redis).follow(request_id, block_ms=int(timeout * 1000)):
-        assert event is not None, f"{request_id}: no event within {timeout} s"
-        if event.is_final:
-            return event
-    raise AssertionError("unreachable")
+    return wait_event(ctx, request_id, lambda e: e.is_final, timeout)
 
 
 __all__ = [
