@@ -2,7 +2,7 @@
 PY ?= .venv/bin/python
 VENV ?= .venv
 
-.PHONY: install lint typecheck test check bench sandbox clean
+.PHONY: install lint typecheck test check chart-check bench sandbox clean
 
 install:            ## create .venv and install joinops with its dev tools
 	python3 -m venv $(VENV)
@@ -20,6 +20,9 @@ test:               ## the whole test suite (needs Redis at REDIS_URL, default l
 	$(VENV)/bin/pytest -q
 
 check: lint typecheck test
+
+chart-check:        ## helm lint, render and strict-validate the chart (fetches a pinned helm into .tools/)
+	PY=$(PY) scripts/chart-check.sh
 
 bench:              ## benchmarks; prints a table and writes bench/results/latest.json
 	$(PY) -m bench

@@ -26,6 +26,7 @@ from joinops.errors import (
     ClusterRateLimited,
     ClusterUnreachable,
 )
+from joinops.metrics import KUBE_ERRORS
 from joinops.model import CONTROL_PLANE_LABEL, ClusterFacts, NodeFacts, Version
 
 T = TypeVar("T")
@@ -61,8 +62,11 @@ class KubeCluster:
         try:
             return fn(*args, **kwargs)
         except ApiException as e:
-            raise self._translate(verb, resource, e) from e
+            error = self._translate(verb, resource, e)
+            KUBE_ERRORS.labels(self.name, type(error).__name__).inc()
+            raise error from e
         except (urllib3.exceptions.HTTPError, OSError) as e:
+            KUBE_ERRORS.labels(self.name, "ClusterUnreachable").inc()
             raise ClusterUnreachable(
                 self.name, f"the API server at {self.server} did not answer ({type(e).__name__})"
             ) from e

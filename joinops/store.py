@@ -16,6 +16,7 @@ import redis
 
 from joinops.ids import new_request_id
 from joinops.lifecycle import State, sources_of
+from joinops.metrics import TRANSITIONS
 from joinops.model import Role
 
 PREFIX = "joinops:request:"
@@ -148,6 +149,8 @@ class RequestStore:
         allowed = ",".join(sorted(sources_of(to)))
         args = [str(to), allowed, unless_flag, "1" if to.is_terminal else "0", request_id, *pairs]
         moved, before = self._transition(keys=[PREFIX + request_id, ACTIVE], args=args)
+        if moved:
+            TRANSITIONS.labels(str(to)).inc()
         before_text = _s(before)
         return bool(moved), State(before_text) if before_text else None
 

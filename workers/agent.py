@@ -55,10 +55,14 @@ def secret(
 
 
 def namespace(name: str) -> dict[str, Any]:
+    """The agent namespace; its pods are privileged, so Pod Security must allow that here."""
+    pod_security = {
+        f"pod-security.kubernetes.io/{mode}": "privileged" for mode in ("enforce", "audit", "warn")
+    }
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": name, "labels": MANAGED_LABELS},
+        "metadata": {"name": name, "labels": {**MANAGED_LABELS, **pod_security}},
     }
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import redis
 
+from joinops.audit import AuditLog
 from joinops.clusters import ClusterRegistry
 from joinops.events import RedisEventLog, Reporter
 from joinops.settings import Settings, load_settings
@@ -23,6 +24,7 @@ class EngineContext:
     store: RequestStore
     records: StepRecords
     reporter: Reporter
+    audit: AuditLog
     clock: Callable[[], float] = field(default=time.time)
 
     @classmethod
@@ -35,6 +37,7 @@ class EngineContext:
             store=RequestStore(client),
             records=StepRecords(client),
             reporter=RedisEventLog(client),
+            audit=AuditLog(client),
         )
 
 

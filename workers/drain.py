@@ -22,6 +22,7 @@ from tenacity import Retrying, retry_if_exception, stop_when_event_set, wait_exp
 
 from joinops.errors import ClusterError
 from joinops.kube import KubeCluster
+from joinops.metrics import EVICTIONS, EVICTIONS_REFUSED
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 PARALLEL_EVICTIONS = 24
@@ -142,10 +143,12 @@ class Drainer:
             if e.status == 404:
                 return  # already gone
             if e.status == 429:
+                EVICTIONS_REFUSED.inc()
                 with self._lock:
                     self.result.rate_limited += 1
                 self._note_blocker(f"{namespace}/{name}", _explain(e))
             raise
+        EVICTIONS.inc()
         with self._lock:
             self.result.evicted += 1
             self.result.blockers.pop(f"{namespace}/{name}", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from joinops.audit import Action
 from joinops.events import Event, EventKind
 from joinops.lifecycle import State
 from workers import context
@@ -23,6 +24,7 @@ def expire_request(request_id: str) -> str:
         request_id, State.EXPIRED, outcome="expired, not run", decided_at=ctx.clock()
     )
     if moved:
+        ctx.audit.record(Action.EXPIRED, "joinops", request, "nobody approved it in time")
         ctx.reporter.emit(
             Event(
                 request_id,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 import os
 
 from rq import SimpleWorker
 
+from joinops import logs, metrics
 from joinops.kube import warm_up
 from joinops.queue import QUEUE
 from joinops.settings import Settings
@@ -15,17 +15,25 @@ from workers.context import EngineContext
 from workers.recovery import RecoveryLoop, resume_orphans
 
 
-def run_worker(settings: Settings, burst: bool = False, name: str | None = None) -> bool:
+def run_worker(
+    settings: Settings,
+    burst: bool = False,
+    name: str | None = None,
+    metrics_port: int | None = None,
+    json_logs: bool = True,
+) -> bool:
     """Work jobs until stopped (or, with `burst`, until the queue is empty).
 
     A SimpleWorker runs jobs in this process: clients are built once and reused, and if this
     process dies, its job dies with it (and is resumed by recovery) instead of living on as an
     orphaned work horse.
     """
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logs.configure("INFO", json_lines=json_logs)
     warm_up()
     ctx = EngineContext.from_settings(settings)
     context.install(ctx)
+    if metrics_port:
+        metrics.serve(metrics_port, ctx.redis)
     resume_orphans(ctx)
     recovery = RecoveryLoop(ctx, interval=max(1.0, settings.timeouts.lock.total_seconds() / 2))
     recovery.start()

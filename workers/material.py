@@ -172,17 +172,6 @@ def put_secret(
         )
 
 
-def read_secret_value(cluster: KubeCluster, namespace: str, name: str, key: str) -> str | None:
-    try:
-        obj = cluster.call(
-            "get", f"secrets/{name}", cluster.core.read_namespaced_secret, name, namespace
-        )
-    except ClusterNotFound:
-        return None
-    raw = (obj.data or {}).get(key)
-    return base64.b64decode(raw).decode() if raw else None
-
-
 def delete_quietly(cluster: KubeCluster, namespace: str, kind: str, name: str) -> None:
     """Delete a namespaced pod or secret; absent is fine."""
     calls: dict[str, Any] = {

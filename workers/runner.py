@@ -12,9 +12,12 @@ import logging
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from joinops import messages
+from joinops.audit import Action
 from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable
 from joinops.events import Event, EventKind
 from joinops.lifecycle import State
+from joinops.logs import request_context
+from joinops.metrics import STEP_SECONDS
 from joinops.steprecords import Outcome
 from joinops.store import Request
 from workers.context import EngineContext
@@ -57,7 +60,8 @@ def run_request(ctx: EngineContext, request_id: str) -> State | None:
         )
     locks.keep_alive()
     try:
-        return _run_locked(ctx, request)
+        with request_context(request.id):
+            return _run_locked(ctx, request)
     finally:
         locks.release()
 
@@ -120,12 +124,14 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
         with attempt:
             text = step.run(run)
     done = ctx.records.finish(request_id, step.id, Outcome.SUCCEEDED, text)
+    STEP_SECONDS.labels(step.id, "succeeded").observe(done.seconds)
     _emit(run, EventKind.STEP_SUCCEEDED, text, step.id, seconds=done.seconds)
 
 
 def _fail(run: Run, step: Step, reason: str) -> State:
     ctx, request = run.ctx, run.request
-    ctx.records.finish(request.id, step.id, Outcome.FAILED, reason)
+    record = ctx.records.finish(request.id, step.id, Outcome.FAILED, reason)
+    STEP_SECONDS.labels(step.id, "failed").observe(record.seconds)
     _emit(run, EventKind.STEP_FAILED, reason, step.id)
     current = ctx.store.get(request.id)
     if step.id == "cleanup":
@@ -170,6 +176,7 @@ def _finish(
         ctx.store.update(request.id, outcome=outcome)  # the canceller already set the state
     else:
         ctx.store.transition(request.id, state, outcome=outcome, failed_step=failed_step)
+    ctx.audit.record(Action(str(state)), "joinops", request, outcome)
     ctx.reporter.emit(Event(request.id, EventKind.STATE, outcome, state=str(state), at=ctx.clock()))
     return state
 

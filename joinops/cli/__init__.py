@@ -7,7 +7,6 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from joinops.cli import clusters_cmd, plan_cmd
 from joinops.errors import ConfigError, UsageError
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
@@ -19,23 +18,46 @@ def build_parser() -> argparse.ArgumentParser:
         description="Move Kubernetes nodes between kubeadm clusters, safely.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    plan_cmd.register(sub)
-    clusters_cmd.register(sub)
-    for module in _optional_commands():
+    for module in _commands():
         module.register(sub)
     return parser
 
 
-def _optional_commands() -> list[ModuleType]:
-    """Subcommands added by later modules; imported here so `--help` lists them."""
-    from joinops.cli import ignition_cmd, migrate_cmd, sandbox_cmd, serve_cmd, worker_cmd
+def _commands() -> list[ModuleType]:
+    """Every subcommand's module, imported only when a parser is needed."""
+    from joinops.cli import (
+        audit_cmd,
+        clusters_cmd,
+        health_cmd,
+        ignition_cmd,
+        migrate_cmd,
+        plan_cmd,
+        sandbox_cmd,
+        serve_cmd,
+        worker_cmd,
+    )
 
-    return [migrate_cmd, worker_cmd, serve_cmd, sandbox_cmd, ignition_cmd]
+    return [
+        plan_cmd,
+        clusters_cmd,
+        migrate_cmd,
+        worker_cmd,
+        serve_cmd,
+        sandbox_cmd,
+        ignition_cmd,
+        audit_cmd,
+        health_cmd,
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list == ["health"]:  # probes run this often: skip loading the Kubernetes client
+        from joinops.cli.health_cmd import check
+
+        return check()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
     try:
         return int(args.run(args))
     except (ConfigError, UsageError) as e:

@@ -16,6 +16,7 @@ import redis
 
 from joinops import batch as batches
 from joinops.asks import MigrationAsk, validate_ask
+from joinops.audit import Action, AuditLog
 from joinops.cli.common import add_role_argument, load
 from joinops.cli.plan_cmd import render
 from joinops.errors import UsageError
@@ -89,6 +90,7 @@ def _run_one(args: argparse.Namespace) -> int:
             from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
         )
     )
+    _audit_cli_start(connection, request)
     enqueue_migration(connection, settings, request.id)
     return _follow_or_return(args, connection, request.id)
 
@@ -112,6 +114,7 @@ def _run_batch(args: argparse.Namespace) -> int:
     batch = batches.create_batch(
         RequestStore(connection), plan, requester=user, decided_by=user, state=State.APPROVED
     )
+    _audit_cli_start(connection, batch)
     enqueue_batch_advance(connection, batch.id)
     return _follow_or_return(args, connection, batch.id)
 
@@ -134,6 +137,13 @@ def follow(connection: redis.Redis, request_id: str) -> int:
         if event.is_final:
             return 0 if event.state == State.SUCCEEDED else 1
     return 1
+
+
+def _audit_cli_start(connection: redis.Redis, request: Request) -> None:
+    """From the CLI, the operator's confirmation is both the request and the approval."""
+    audit = AuditLog(connection)
+    audit.record(Action.REQUESTED, request.requester, request)
+    audit.record(Action.APPROVED, request.requester, request, "confirmed at the command line")
 
 
 def _user() -> str:

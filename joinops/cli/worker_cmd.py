@@ -12,11 +12,24 @@ def register(sub: Any) -> None:
     p = sub.add_parser("worker", help="run an RQ worker for migration jobs (with the scheduler)")
     p.add_argument("--burst", action="store_true", help="exit once the queue is empty")
     p.add_argument("--name", help="worker name (default: host and pid)")
+    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
+    p.add_argument(
+        "--log-format",
+        choices=["json", "text"],
+        default="json",
+        help="log lines as JSON objects (default) or plain text",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from workers.main import run_worker
 
-    run_worker(load_settings(), burst=args.burst, name=args.name)
+    run_worker(
+        load_settings(),
+        burst=args.burst,
+        name=args.name,
+        metrics_port=args.metrics_port,
+        json_logs=args.log_format == "json",
+    )
     return 0

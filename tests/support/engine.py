@@ -61,7 +61,9 @@ def approved_request(
     )
 
 
-def start_worker(config: Path, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
+def start_worker(
+    config: Path, redis_url: str, log: Path, extra_args: list[str] | None = None
+) -> subprocess.Popen[bytes]:
     """A real `joinops worker` process, in its own process group (so SIGKILL takes it all)."""
     env = {**os.environ, "JOINOPS_CONFIG": str(config), "REDIS_URL": redis_url}
     return subprocess.Popen(
@@ -72,6 +74,7 @@ def start_worker(config: Path, redis_url: str, log: Path) -> subprocess.Popen[by
             "worker",
             "--name",
             f"test-{log.stem}-{uuid.uuid4().hex[:8]}",
+            *(extra_args or []),
         ],
         env=env,
         stdout=log.open("wb"),

@@ -1,0 +1,65 @@
+"""Prometheus metrics, all defined here; `serve(port)` exposes them at /metrics.
+
+Counters and histograms are per process (each worker and the bot expose their own); the gauges
+of requests by state and of the queue depth are read from Redis when scraped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import redis
+from prometheus_client import REGISTRY, Counter, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+STEP_SECONDS = Histogram(
+    "joinops_step_duration_seconds",
+    "How long a migration step took",
+    ["step", "outcome"],
+    buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800),
+)
+TRANSITIONS = Counter(
+    "joinops_request_transitions_total", "Requests that entered a state", ["state"]
+)
+EVICTIONS = Counter("joinops_drain_evictions_total", "Evictions the API server accepted")
+EVICTIONS_REFUSED = Counter(
+    "joinops_drain_rate_limited_total", "Evictions answered 429 (disruption budgets), retried"
+)
+KUBE_ERRORS = Counter(
+    "joinops_kubernetes_api_errors_total", "Kubernetes API calls that failed", ["cluster", "kind"]
+)
+SLACK_ERRORS = Counter(
+    "joinops_slack_api_errors_total", "Slack Web API calls that failed", ["method"]
+)
+
+
+class RedisGauges(Collector):
+    """Active requests by state, and jobs waiting in the queue, read at scrape time."""
+
+    def __init__(self, redis_client: redis.Redis) -> None:
+        self.redis = redis_client
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from joinops.queue import queue
+        from joinops.store import RequestStore
+
+        by_state = GaugeMetricFamily(
+            "joinops_requests", "Active requests by state", labels=["state"]
+        )
+        counts: dict[str, int] = {}
+        try:
+            for request in RequestStore(self.redis).active():
+                counts[str(request.state)] = counts.get(str(request.state), 0) + 1
+            depth = len(queue(self.redis))
+        except redis.RedisError:
+            return
+        for state, count in sorted(counts.items()):
+            by_state.add_metric([state], count)
+        yield by_state
+        yield GaugeMetricFamily("joinops_queue_depth", "Jobs waiting for a worker", value=depth)
+
+
+def serve(port: int, redis_client: redis.Redis) -> None:
+    REGISTRY.register(RedisGauges(redis_client))
+    start_http_server(port, addr="0.0.0.0")

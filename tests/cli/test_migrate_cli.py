@@ -1,0 +1,73 @@
+"""`joinops migrate` end to end with a real worker; the audit trail, metrics and JSON logs."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.request
+
+import pytest
+
+from joinops.cli import main
+from kubesim import NodeSpec
+from tests.support.clusters import write_config
+from tests.support.engine import start_worker, stop_worker
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def worker(world, tmp_path, redis_client, redis_url, monkeypatch):
+    config = write_config(world, tmp_path)
+    monkeypatch.setenv("JOINOPS_CONFIG", str(config))
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    port = free_port()
+    process = start_worker(
+        config, redis_url, tmp_path / "worker.log", extra_args=["--metrics-port", str(port)]
+    )
+    yield port, tmp_path / "worker.log"
+    stop_worker(process)
+
+
+def test_migrate_follows_the_job_to_the_end_and_leaves_a_trail(world, worker, capsys):
+    port, log = worker
+    assert main(["migrate", "a-w-1", "--from", "clusterA", "--to", "clusterB", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "ALLOWED: move a-w-1 from clusterA to clusterB as worker" in out
+    for step in ("check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup"):
+        assert f"ok [{step}]" in out
+    assert "SUCCEEDED: `a-w-1` moved from clusterA to clusterB as worker" in out
+    assert world.cluster("clusterB").node("a-w-1") is not None
+
+    assert main(["audit", "--json"]) == 0
+    trail = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["action"] for e in trail] == ["requested", "approved", "succeeded"]
+    assert {e["node"] for e in trail} == {"a-w-1"}
+    assert trail[0]["actor"].startswith("cli:")
+
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
+    text = metrics.decode()
+    assert 'joinops_step_duration_seconds_count{outcome="succeeded",step="drain"} 1.0' in text
+    assert 'joinops_request_transitions_total{state="succeeded"} 1.0' in text
+    assert "joinops_queue_depth 0.0" in text
+
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    audit_lines = [line for line in lines if line.get("logger") == "joinops.audit"]
+    assert audit_lines and all(line["request_id"] for line in audit_lines)
+
+
+def test_refused_migration_exits_1_and_changes_nothing(world, worker, capsys):
+    world.cluster("clusterB").add_node(NodeSpec("a-w-2"))  # the name is taken in the target
+    assert main(["migrate", "a-w-2", "--from", "clusterA", "--to", "clusterB", "--yes"]) == 1
+    assert "REFUSED" in capsys.readouterr().out
+    assert not world.cluster("clusterA").node("a-w-2")["spec"].get("unschedulable")
+
+
+def test_without_a_terminal_migrate_asks_for_yes(world, worker, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main(["migrate", "a-w-1", "--from", "clusterA", "--to", "clusterB"]) == 2
+    assert "pass --yes" in capsys.readouterr().err
