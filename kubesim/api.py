@@ -129,7 +129,7 @@ class Api:
         assert attrs is not None
         self.cluster.rbac.check(attrs)
         handler = getattr(self, "_" + attrs.verb, None)
-        if handler is None:
+        if handler is None or (attrs.verb in ("update", "patch") and not route.name):
             raise method_not_allowed()
         response: Response = handler(req, route)
         return response

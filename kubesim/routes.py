@@ -37,7 +37,9 @@ def parse(path: str) -> Route:
     if not rest:
         return Route(None, special=path)
     namespace = ""
-    if rest[0] == "namespaces" and len(rest) >= 3:
+    if rest[0] == "namespaces" and len(rest) == 3 and rest[2] in ("status", "finalize"):
+        pass  # /api/v1/namespaces/{name}/status is the namespace's own subresource
+    elif rest[0] == "namespaces" and len(rest) >= 3:
         namespace, rest = rest[1], rest[2:]
     resource = lookup(group, version, rest[0])
     if resource is None:

@@ -59,7 +59,7 @@ class Evictions:
         with cluster.lock:
             pod = cluster.store.require(PODS, namespace, name).obj
             if can_ignore_pdb(pod):
-                cluster.delete_pod(namespace, name, grace)
+                self._delete(namespace, name, grace)
                 return _success()
             pdbs = matching_pdbs(cluster, pod)
             if len(pdbs) > 1:
@@ -84,8 +84,33 @@ class Evictions:
                 )
                 if not unready_spare:
                     self._check_and_decrement(pdb, name)
-            cluster.delete_pod(namespace, name, grace)
+            self._delete(namespace, name, grace)
             return _success()
+
+    def _delete(self, namespace: str, name: str, grace: int | None) -> None:
+        """Mark the pod as a disruption target (as 1.31+ servers do), then delete it."""
+        cluster = self.cluster
+        pod = cluster.store.require(PODS, namespace, name).obj
+        phase = pod.get("status", {}).get("phase")
+        if not pod["metadata"].get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
+            now = rfc3339(cluster.world.clock.time())
+
+            def mark(obj: dict[str, Any]) -> None:
+                conditions = obj.setdefault("status", {}).setdefault("conditions", [])
+                conditions[:] = [c for c in conditions if c.get("type") != "DisruptionTarget"]
+                conditions.append(
+                    {
+                        "type": "DisruptionTarget",
+                        "status": "True",
+                        "lastProbeTime": None,
+                        "lastTransitionTime": now,
+                        "reason": "EvictionByEvictionAPI",
+                        "message": "Eviction API: evicting",
+                    }
+                )
+
+            cluster.store.mutate(PODS, namespace, name, mark)
+        cluster.delete_pod(namespace, name, grace)
 
     def _check_and_decrement(self, pdb: dict[str, Any], pod_name: str) -> None:
         meta, status = pdb["metadata"], pdb.get("status", {})

@@ -21,7 +21,14 @@ from kubesim import Cluster, NodeSpec, World  # noqa: E402
 
 @pytest.fixture
 def world() -> Iterator[World]:
-    with World() as w:
+    """Quicker than the defaults; tests that need a visible window make their own World."""
+    with World(
+        pod_grace_seconds=0.02,
+        join_seconds=0.03,
+        signer_delay_seconds=0.005,
+        pdb_sync_seconds=0.005,
+        node_ready_seconds=0.02,
+    ) as w:
         yield w
         assert w.internal_errors == []
 

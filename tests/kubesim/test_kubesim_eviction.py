@@ -70,7 +70,11 @@ def test_blocked_eviction_then_allowed_when_another_pod_is_healthy(
     assert result.metadata is not None
     pdb = cluster_a.pdb("default", "web")["status"]  # decremented by the API server at once
     assert pdb["disruptionsAllowed"] == 0 and "web-1" in pdb["disruptedPods"]
-    assert cluster_a.pod("default", "web-1")["metadata"]["deletionTimestamp"]
+    evicted = cluster_a.pod("default", "web-1")
+    assert evicted["metadata"]["deletionTimestamp"]
+    assert {c["type"]: c.get("reason") for c in evicted["status"]["conditions"]}[
+        "DisruptionTarget"
+    ] == "EvictionByEvictionAPI"
     cluster_a.wait_for(lambda: cluster_a.pod("default", "web-1") is None)
     assert status_of(apis, "web-2") == 429
 
@@ -78,7 +82,7 @@ def test_blocked_eviction_then_allowed_when_another_pod_is_healthy(
 @pytest.fixture
 def slow_sync() -> Iterator[Cluster]:
     """A disruption controller slow enough for a test to see a budget being processed."""
-    with World(pdb_sync_seconds=0.5) as world:
+    with World(pdb_sync_seconds=0.3) as world:
         yield standard_cluster(world)
 
 

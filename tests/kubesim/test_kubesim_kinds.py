@@ -94,3 +94,14 @@ def test_method_not_allowed_and_bad_request(apis: Apis, cluster_a: Cluster) -> N
     with pytest.raises(client.ApiException) as err:
         apis.core.read_namespaced_pod("ghost", "default")
     assert body(err.value)["reason"] == "NotFound"
+
+
+def test_status_subresources(apis: Apis, cluster_a: Cluster) -> None:
+    ns = apis.core.read_namespace_status("default")
+    assert ns.status.phase == "Active"
+    node = apis.core.patch_node_status(
+        "a-w-1", {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
+    )
+    assert {c.type: c.status for c in node.status.conditions}["Ready"] == "False"
+    assert {c.type for c in node.status.conditions} >= {"MemoryPressure", "DiskPressure"}
+    assert apis.core.patch_node("a-w-1", {"status": {"phase": "x"}}).status.phase is None
