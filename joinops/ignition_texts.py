@@ -276,7 +276,7 @@ def sha256_line(digest: str) -> str:
 
 
 def check_ok(path: str) -> str:
-    return f"{path}: valid Ignition {'3.4.0'}."
+    return f"{path}: valid Ignition 3.4.0."
 
 
 def check_join(api_endpoint: str, role: str) -> str:

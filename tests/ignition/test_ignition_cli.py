@@ -577,3 +577,12 @@ def test_check_accepts_a_generated_file_and_refuses_a_broken_one(configured, tmp
     code, out, err = run_cli("ignition", "--check", str(bad))
     assert code == 2
     assert "ignition.version: must be '3.4.0'" in err and "mode: must be an integer" in err
+
+
+def test_an_unreachable_cluster_exits_1_without_a_traceback(configured):
+    world = configured
+    world.cluster("clusterB").faults.add(reachable=False)
+    code, out, err = run_cli("ignition", "--cluster", "clusterB")
+    assert code == 1 and out == ""
+    assert err.startswith("joinops: clusterB: ") and "did not answer" in err
+    assert "Traceback" not in err
