@@ -1,0 +1,101 @@
+"""`joinops clusters` lists every cluster even when one is down; `joinops sandbox` works."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+from joinops.cli import main
+
+
+def test_clusters_lists_every_cluster_and_which_cannot_be_reached(configured, capsys):
+    configured.cluster("clusterC").faults.add(reachable=False)
+    assert main(["clusters", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["clusterA"] == {
+        "name": "clusterA",
+        "reachable": True,
+        "version": "v1.31.4",
+        "nodes": 5,
+        "control_planes": 1,
+        "endpoint": configured.cluster("clusterA").server,
+        "problem": "",
+    }
+    assert rows["clusterB"]["endpoint"] == "cp.b.test:6443"
+    assert rows["clusterC"]["reachable"] is False
+    assert "did not answer" in rows["clusterC"]["problem"]
+    assert rows["host-1"]["nodes"] == 1
+
+
+def test_clusters_table_for_people(configured, capsys):
+    assert main(["clusters"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == [
+        "CLUSTER",
+        "VERSION",
+        "NODES",
+        "CONTROL-PLANES",
+        "ENDPOINT",
+        "STATUS",
+    ]
+    assert lines[1].split()[:4] == ["clusterA", "v1.31.4", "5", "1"]
+
+
+def test_unreadable_kubeconfig_is_a_configuration_error(world, tmp_path, monkeypatch, capsys):
+    config = tmp_path / "joinops.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": {
+                    "clusterA": {"kubeconfig": str(tmp_path / "nope.kubeconfig")},
+                    "clusterB": {"kubeconfig": str(tmp_path / "nope.kubeconfig")},
+                }
+            }
+        )
+    )
+    monkeypatch.setenv("JOINOPS_CONFIG", str(config))
+    assert main(["plan", "a-w-1", "--from", "clusterA", "--to", "clusterB"]) == 2
+    err = capsys.readouterr().err
+    assert "clusters.clusterA: cannot use kubeconfig" in err and "nope.kubeconfig" in err
+
+
+def test_sandbox_starts_clusters_a_newcomer_can_plan_against(tmp_path):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    sandbox = subprocess.Popen(
+        [sys.executable, "-m", "joinops", "sandbox", "--dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        text=True,
+    )
+    try:
+        assert sandbox.stdout is not None
+        first = sandbox.stdout.readline()
+        assert first.startswith("Simulated clusters are running: clusterA, clusterB")
+        env["JOINOPS_CONFIG"] = str(tmp_path / "joinops.yaml")
+        plan = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "joinops",
+                "plan",
+                "a-w-1",
+                "--from",
+                "clusterA",
+                "--to",
+                "clusterB",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert plan.returncode == 0, plan.stderr
+        assert plan.stdout.startswith("ALLOWED: move a-w-1 from clusterA to clusterB")
+    finally:
+        sandbox.terminate()
+        sandbox.wait(timeout=10)
