@@ -128,3 +128,25 @@ def test_watch_nodes_with_field_selector(apis: Apis, cluster_a: Cluster) -> None
             ] == "Unknown"
             w.stop()
     assert types == [("ADDED", "a-w-2"), ("MODIFIED", "a-w-2")]
+
+
+def test_watch_from_a_compacted_resource_version_is_410(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubesim.store
+
+    monkeypatch.setattr(kubesim.store, "HISTORY", 5)
+    with World() as world:
+        cluster = world.add_cluster("small")
+        core = client.CoreV1Api(cluster.api_client())
+        old = core.list_namespaced_config_map("default").metadata.resource_version
+        for i in range(10):
+            cluster.add_configmap("default", f"c-{i}", {})
+        with pytest.raises(client.ApiException) as err:
+            list(
+                watch.Watch().stream(
+                    core.list_namespaced_config_map,
+                    "default",
+                    resource_version=old,
+                    timeout_seconds=2,
+                )
+            )
+        assert err.value.status == 410 and "too old resource version" in err.value.reason
