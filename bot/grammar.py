@@ -31,16 +31,10 @@ import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import NoReturn, TypeAlias
 
 from bot import texts
-
-
-class Role(StrEnum):  # moves to joinops.model; then this class becomes one import line
-    WORKER = "worker"
-    CONTROL_PLANE = "control-plane"
-
+from joinops.model import Role
 
 ROLE_SPELLINGS: Mapping[str, Role] = {
     "worker": Role.WORKER,

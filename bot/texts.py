@@ -7,6 +7,7 @@ backtick or an overly long word from breaking the formatting.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 COMMAND = "/join"
 ROLES = "worker|control-plane"
@@ -182,3 +183,457 @@ def bad_request_id(word: str) -> str:
         f"{quote(word)} is not a request id: ids are `req-` and 8 hex digits, "
         f"like `{REQUEST_ID_EXAMPLE}`."
     )
+
+
+# ---- the bot: timestamps and people ------------------------------------------------------------
+
+
+def at(timestamp: float) -> str:
+    """A time each reader sees in their own time zone (UTC HH:MM where Slack cannot)."""
+    utc = datetime.fromtimestamp(timestamp, UTC).strftime("%H:%M")
+    return f"<!date^{int(timestamp)}^{{time}}|{utc} UTC>"
+
+
+def user(user_id: str) -> str:
+    """A mention of a Slack user; CLI requesters (`cli:name`) are shown as they are."""
+    return f"<@{user_id}>" if user_id and not user_id.startswith("cli:") else f"`{user_id or '?'}`"
+
+
+def minutes(span: timedelta) -> str:
+    total = int(span.total_seconds())
+    if total >= 60 and total % 60 == 0:
+        return f"{total // 60} min"
+    return f"{total} s"
+
+
+# ---- slash command replies ---------------------------------------------------------------------
+
+
+def checking(node: str, source: str, target: str) -> str:
+    return f"Checking `{node}` in {source} and {target}…"
+
+
+def not_available_yet(what: str) -> str:
+    return (
+        f"{what} is not available yet. For now, move one node at a time: "
+        f"`{USAGE_MIGRATE}`. `{USAGE_HELP}` lists every command."
+    )
+
+
+NOT_YET_IGNITION = "Making Ignition files from Slack"
+NOT_YET_SEVERAL = "Moving several nodes in one request"
+NOT_YET_ALL = "Moving every node of a cluster"
+NOT_YET_NO_SOURCE = "Finding the cluster a node is in"
+
+
+def configuration_problem(detail: str) -> str:
+    return f"I cannot use the cluster configuration: {detail}"
+
+
+def cannot_post(channel: str, error: str) -> str:
+    return (
+        f"I could not post the request in <#{channel}> (Slack said `{error}`), so nothing was "
+        "requested. Invite me there (`/invite @joinops`), or ask in a public channel."
+    )
+
+
+def internal_error() -> str:
+    return (
+        "Something went wrong on my side and I could not finish that; the bot's log has the "
+        "details. Nothing was changed that you were not told about."
+    )
+
+
+def unknown_request(request_id: str) -> str:
+    return f"There is no request `{request_id}`. `{USAGE_LIST}` shows the active ones."
+
+
+def no_requests_of(user_id: str) -> str:
+    return f"{user(user_id)} has no requests yet. `{USAGE_LIST}` shows the active ones."
+
+
+# ---- the request message -----------------------------------------------------------------------
+
+SEVERITY_MARKS = {"REFUSAL": ":no_entry:", "WARNING": ":warning:", "NOTE": ":information_source:"}
+SEVERITY_WORDS = {"REFUSAL": "Refused", "WARNING": "Warning", "NOTE": "Note"}
+APPROVE = "Approve"
+REJECT = "Reject"
+
+
+def request_header(node: str, source: str, target: str) -> str:
+    return f"Move {node}: {source} → {target}"[:150]
+
+
+def refused_header(node: str, source: str, target: str) -> str:
+    return f"Refused: move {node}: {source} → {target}"[:150]
+
+
+def request_fallback(requester: str, node: str, source: str, target: str) -> str:
+    """The notification text of the request message."""
+    return f"{user(requester)} asks to move `{node}` from {source} to {target}."
+
+
+def refused_fallback(requester: str, node: str, source: str, target: str) -> str:
+    return f"Refused: {user(requester)} asked to move `{node}` from {source} to {target}."
+
+
+def fact_fields(
+    requester: str, node: str, source: str, target: str, role: str, request_id: str
+) -> list[str]:
+    fields = [
+        f"*Requested by*\n{user(requester)}",
+        f"*Node*\n`{node}`",
+        f"*From → to*\n{source} → {target}",
+        f"*Role in {target}*\n{role}",
+    ]
+    if request_id:
+        fields.append(f"*Request*\n`{request_id}`")
+    return fields
+
+
+def finding_line(severity: str, text: str) -> str:
+    return f"{SEVERITY_MARKS[severity]} *{SEVERITY_WORDS[severity]}:* {text}"
+
+
+def no_findings() -> str:
+    return ":white_check_mark: Every rule passes; nothing to warn about."
+
+
+def versions_unknown() -> str:
+    return "Versions: not compared (the node or the target could not be read)."
+
+
+def plan_lines(titles: Sequence[str]) -> str:
+    return "*Plan*\n" + "\n".join(f"{i}. {title}" for i, title in enumerate(titles, 1))
+
+
+def refused_status() -> str:
+    return (
+        ":no_entry: Refused: nothing was done and nothing waits for approval. "
+        f"Fix what is said above, then ask again with `{COMMAND}`."
+    )
+
+
+def confirm_destroy_title() -> str:
+    return "Destroy the source cluster?"
+
+
+def confirm_destroy(source: str) -> str:
+    return f"Approving moves the last node of {source}: {source} will no longer exist."
+
+
+def confirm_destroy_yes() -> str:
+    return "Approve and destroy"
+
+
+def confirm_no() -> str:
+    return "Cancel"
+
+
+# decision lines (where the buttons were)
+
+
+def approved_by(user_id: str, timestamp: float) -> str:
+    return f":white_check_mark: Approved by {user(user_id)} at {at(timestamp)}"
+
+
+def rejected_by(user_id: str, timestamp: float) -> str:
+    return f":no_entry_sign: Rejected by {user(user_id)} at {at(timestamp)}"
+
+
+def cancelled_by(user_id: str) -> str:
+    return f":heavy_multiplication_x: Cancelled by {user(user_id)}"
+
+
+def not_approved_in_time() -> str:
+    return ":hourglass: Nobody approved it in time."
+
+
+# the one-line status at the bottom of the request message
+
+
+def waiting_status(expires_at: float, retry: bool) -> str:
+    again = "again " if retry else ""
+    return (
+        f":large_yellow_circle: Waiting {again}for an approver; expires at {at(expires_at)} "
+        "if nobody decides."
+    )
+
+
+def queued_status() -> str:
+    return ":large_blue_circle: Approved; waiting for a worker to start it."
+
+
+def running_status(number: int, total: int, step: str, text: str) -> str:
+    return f":arrows_counterclockwise: Running: step {number}/{total} `{step}`: {short(text)}"
+
+
+def succeeded_status(outcome: str) -> str:
+    return f":large_green_circle: Succeeded: {short(outcome)}"
+
+
+def failed_status(step: str) -> str:
+    where = f" at step `{step}`" if step else ""
+    return (
+        f":red_circle: Failed{where}. The thread says where the node is and what to do; "
+        f"`{COMMAND} retry` runs it again from there."
+    )
+
+
+def cancelled_status() -> str:
+    return ":white_circle: Cancelled; the node was left as it was."
+
+
+def rejected_status() -> str:
+    return ":white_circle: Rejected: nothing was done."
+
+
+EXPIRED = "expired, not run"
+
+
+def expired_status() -> str:
+    return f":hourglass: This request {EXPIRED}"
+
+
+def short(text: str, limit: int = 280) -> str:
+    """One line of at most `limit` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# ---- thread replies ----------------------------------------------------------------------------
+
+
+def approved_reply(user_id: str, timestamp: float, requester: str) -> str:
+    return (
+        f"Approved by {user(user_id)} at {at(timestamp)}. {user(requester)}, your move is queued; "
+        "I report each step here."
+    )
+
+
+def retry_reply(user_id: str, timestamp: float) -> str:
+    return (
+        f"Retry asked by {user(user_id)} at {at(timestamp)}: waiting for an approver again "
+        "(the buttons are back on the request above). Steps that succeeded are not run again."
+    )
+
+
+def cancel_reply(user_id: str, requester: str) -> str:
+    return f"Cancelled by {user(user_id)} before it ran. {user(requester)}, nothing was done."
+
+
+def rejected_reply(user_id: str, timestamp: float, requester: str) -> str:
+    return f"Rejected by {user(user_id)} at {at(timestamp)}. {user(requester)}, nothing was done."
+
+
+def step_started(number: int, total: int, step: str, text: str) -> str:
+    return f":arrow_forward: Step {number}/{total} `{step}`: {text}"
+
+
+def step_succeeded(step: str, text: str, seconds: float) -> str:
+    took = f" ({seconds:.1f} s)" if seconds else ""
+    return f":white_check_mark: `{step}` done{took}: {text}"
+
+
+def step_skipped(step: str, text: str) -> str:
+    return f":fast_forward: `{step}` already done in an earlier run: {text}"
+
+
+def step_retrying(step: str, text: str) -> str:
+    return f":repeat: `{step}`: {text}"
+
+
+def step_failed(step: str, text: str) -> str:
+    return f":x: `{step}` failed: {text}"
+
+
+def succeeded_reply(requester: str, outcome: str) -> str:
+    return f":tada: {user(requester)} done: {outcome}"
+
+
+def failed_reply(requester: str, outcome: str) -> str:
+    return f":red_circle: {user(requester)} {outcome}"
+
+
+def cancelled_reply(requester: str, outcome: str, by: str) -> str:
+    who = f" (cancelled by {user(by)})" if by and by != requester else ""
+    return f":white_circle: {user(requester)} {outcome}{who}"
+
+
+def expired_reply(requester: str, timeout: timedelta) -> str:
+    return f":hourglass: {user(requester)} nobody approved within {minutes(timeout)}: {EXPIRED}."
+
+
+# ---- approval clicks ---------------------------------------------------------------------------
+
+
+def not_an_approver() -> str:
+    return (
+        "Only the configured approvers can approve or reject a move, and you are not one of "
+        "them. Nothing changed."
+    )
+
+
+def no_self_approval() -> str:
+    return "You asked for this move, so someone else must approve it. Nothing changed."
+
+
+def already_decided(
+    state: str, decided_by: str, decided_at: float, request_id: str, failed_step: str = ""
+) -> str:
+    who = f" by {user(decided_by)}" if decided_by else ""
+    when = f" at {at(decided_at)}" if decided_at else ""
+    lines = {
+        "approved": f"Request `{request_id}` was already approved{who}{when}.",
+        "running": f"Request `{request_id}` was already approved{who}{when} and is running.",
+        "succeeded": f"Request `{request_id}` already ran and succeeded.",
+        "failed": (
+            f"Request `{request_id}` already ran and failed"
+            + (f" at step `{failed_step}`" if failed_step else "")
+            + f". `{COMMAND} retry {request_id}` asks for approval again."
+        ),
+        "rejected": f"Request `{request_id}` was already rejected{who}{when}.",
+        "expired": f"Request `{request_id}` {EXPIRED}: nobody approved it in time.",
+        "cancelled": f"Request `{request_id}` was cancelled.",
+    }
+    return lines.get(state, f"Request `{request_id}` is {state}.") + " Nothing changed."
+
+
+def refused_at_approval(request_id: str) -> str:
+    return (
+        f"The rules no longer allow request `{request_id}` (the clusters changed since it was "
+        "asked for), so it failed instead of running. The thread says why."
+    )
+
+
+def approve_failed_to_queue(request_id: str) -> str:
+    return f"Request `{request_id}` is approved but its job was already queued; it runs once."
+
+
+# ---- cancel and retry --------------------------------------------------------------------------
+
+
+def not_allowed_to(action: str, request_id: str) -> str:
+    return (
+        f"Only the requester or an approver can {action} request `{request_id}`. Nothing changed."
+    )
+
+
+def cancelled_now(request_id: str) -> str:
+    return f"Cancelled `{request_id}` before it started: nothing was done."
+
+
+def cancelling(request_id: str, node: str) -> str:
+    return (
+        f"Cancelling `{request_id}`: the worker stops before the node agent starts and puts "
+        f"`{node}` back as it was. The thread says when it is done."
+    )
+
+
+def cannot_cancel_agent(request_id: str, node: str, source: str, target: str) -> str:
+    return (
+        f"Too late to cancel `{request_id}`: the node agent has started on `{node}`, which is "
+        f"leaving {source} for {target}, and that cannot be stopped. Follow the thread: if "
+        "the join fails, the outcome says where the node is and what to do."
+    )
+
+
+def cannot_cancel_finished(request_id: str, state: str) -> str:
+    return f"Request `{request_id}` is {state}; there is nothing to cancel."
+
+
+def retry_only_failed(request_id: str, state: str) -> str:
+    return f"Only a failed request can be retried; `{request_id}` is {state}."
+
+
+def retry_asked(request_id: str) -> str:
+    return (
+        f"`{request_id}` waits for approval again; once approved it resumes from the step that "
+        "failed."
+    )
+
+
+def retry_without_message(request_id: str) -> str:
+    return (
+        f"`{request_id}` was not requested in Slack (no request message to approve on); "
+        "retry it where it was started."
+    )
+
+
+# ---- status, list, clusters --------------------------------------------------------------------
+
+STEP_MARKS = {
+    "pending": ":white_circle:",
+    "running": ":arrows_counterclockwise:",
+    "succeeded": ":white_check_mark:",
+    "failed": ":x:",
+    "rolled-back": ":leftwards_arrow_with_hook:",
+}
+
+
+def status_title(request_id: str, state: str) -> str:
+    return f"*Request `{request_id}`*: {state}"
+
+
+def status_facts(
+    node: str, source: str, target: str, role: str, requester: str, decided_by: str
+) -> str:
+    decided = f"; decided by {user(decided_by)}" if decided_by else ""
+    return f"`{node}`: {source} → {target} as {role}; asked by {user(requester)}{decided}"
+
+
+def status_outcome(outcome: str) -> str:
+    return f"*Outcome:* {short(outcome, 2000)}"
+
+
+def status_step(step: str, outcome: str, attempts: int, message: str) -> str:
+    tries = f" ({attempts} attempts)" if attempts > 1 else ""
+    said = f": {short(message, 200)}" if message else ""
+    return f"{STEP_MARKS.get(outcome, '•')} `{step}` {outcome}{tries}{said}"
+
+
+def status_no_steps() -> str:
+    return "No step has run yet."
+
+
+def list_empty() -> str:
+    return "No active requests."
+
+
+def list_title(count: int) -> str:
+    return f"*Active requests ({count})*"
+
+
+def list_line(
+    request_id: str, node: str, source: str, target: str, state: str, requester: str
+) -> str:
+    return f"• `{request_id}` `{node}`: {source} → {target}, {state}, asked by {user(requester)}"
+
+
+def clusters_title() -> str:
+    return "*Clusters*"
+
+
+def surveying() -> str:
+    return "Asking each cluster…"
+
+
+def cluster_line(
+    name: str,
+    reachable: bool,
+    version: str,
+    nodes: int | None,
+    control_planes: int | None,
+    endpoint: str,
+    problem: str,
+) -> str:
+    if not reachable:
+        return f":red_circle: *{name}*: unreachable: {short(problem, 300)}"
+    return (
+        f":large_green_circle: *{name}*: {version}, {nodes} nodes "
+        f"({control_planes} control planes), endpoint `{endpoint}`"
+    )
+
+
+def cancelling_status() -> str:
+    return ":white_circle: Cancelling: the worker is putting the node back as it was."

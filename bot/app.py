@@ -1,0 +1,115 @@
+"""The composition root of the Slack bot: a bolt App with its listeners and middleware.
+
+Clients are built once by the caller and injected: Redis, the cluster registry and, optionally,
+the Slack WebClient (by default one on `SLACK_API_URL` that retries rate limits, server errors
+and dropped connections). `build_app` does no network I/O but one `auth.test`, which checks
+the bot token at start-up.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import Any
+
+import redis
+from slack_bolt import App
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+
+from bot import blocks, middleware, texts
+from bot.approval import Approval
+from bot.commands import SlashCommands
+from bot.context import BotContext
+from joinops.clusters import ClusterRegistry
+from joinops.settings import Settings
+
+log = logging.getLogger(__name__)
+
+COMMAND = texts.COMMAND
+LISTENER_THREADS = 32  # listeners run here after their ack; the cluster checks take seconds
+SLACK_TIMEOUT = 10  # seconds for one Web API call
+
+
+def make_web_client(settings: Settings) -> WebClient:
+    """The bot's Slack client: `SLACK_API_URL`, and the SDK's retry handlers."""
+    token = settings.secrets.slack_bot_token
+    return WebClient(
+        token=token.get_secret_value() if token else None,
+        base_url=settings.secrets.slack_api_url,
+        timeout=SLACK_TIMEOUT,
+        retry_handlers=[
+            RateLimitErrorRetryHandler(max_retry_count=5),  # honours Retry-After
+            ServerErrorRetryHandler(max_retry_count=3),
+            ConnectionErrorRetryHandler(max_retry_count=3),
+        ],
+    )
+
+
+def build_context(
+    settings: Settings,
+    *,
+    redis: redis.Redis,
+    clusters: ClusterRegistry,
+    web_client: WebClient | None = None,
+    clock: Callable[[], float] = time.time,
+) -> BotContext:
+    client = web_client or make_web_client(settings)
+    return BotContext.build(
+        settings, redis_client=redis, clusters=clusters, client=client, clock=clock
+    )
+
+
+def build_app(
+    settings: Settings,
+    *,
+    redis: redis.Redis,
+    clusters: ClusterRegistry,
+    web_client: WebClient | None = None,
+    context: BotContext | None = None,
+    listener_executor: Executor | None = None,
+    clock: Callable[[], float] = time.time,
+) -> App:
+    """The bolt App. Pass `context` to share it with a relay; otherwise one is built."""
+    ctx = context or build_context(
+        settings, redis=redis, clusters=clusters, web_client=web_client, clock=clock
+    )
+    secret = settings.secrets.slack_signing_secret
+    # Without a signing secret (Socket Mode needs none) no HTTP request can ever verify: a random
+    # one, rather than bolt's fallback to the environment or an empty key anyone could sign with.
+    signing_secret = secret.get_secret_value() if secret else secrets.token_hex(32)
+    app = App(
+        name="joinops",
+        client=ctx.client,
+        signing_secret=signing_secret,
+        request_verification_enabled=True,
+        listener_executor=listener_executor
+        or ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="joinops-bot"),
+    )
+    app.use(middleware.drop_slack_retries)
+    app.use(middleware.refuse_malformed)
+    commands = SlashCommands(ctx)
+    approval = Approval(ctx)
+    app.command(COMMAND)(commands.on_command)
+    app.action(blocks.APPROVE_ACTION)(approval.on_approve)
+    app.action(blocks.REJECT_ACTION)(approval.on_reject)
+    app.error(_on_error)
+    return app
+
+
+def _on_error(error: Exception, body: dict[str, Any], respond: Any, logger: logging.Logger) -> None:
+    """A bug, not a refusal: the traceback goes to the log, a plain line to the user."""
+    logger.error("unexpected error handling a Slack request", exc_info=error)
+    if respond is None:
+        return
+    try:
+        respond(text=texts.internal_error(), response_type="ephemeral", replace_original=False)
+    except Exception as e:
+        logger.warning("could not tell the user about the error: %s", e)

@@ -1,0 +1,169 @@
+"""The Approve and Reject buttons.
+
+Every click is acknowledged first; then, in order: is the clicker an approver, may they approve
+their own request, is the request still pending (and not past its expiry — a late click expires
+it), do the rules still allow the move. The pending → approved (or → rejected) switch is one
+atomic compare-and-set in Redis, so double clicks, two approvers at once, or a click racing the
+expiry end in exactly one outcome and at most one job; every loser is told what happened.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from bot import texts
+from bot.context import BotContext
+from bot.message import RequestMessages
+from joinops import messages
+from joinops.asks import MigrationAsk
+from joinops.errors import ConfigError
+from joinops.events import Event, EventKind
+from joinops.findings import refusals
+from joinops.ids import is_request_id
+from joinops.lifecycle import State
+from joinops.queue import enqueue_migration
+from joinops.rules import check
+from joinops.store import Request
+
+log = logging.getLogger(__name__)
+
+Respond = Callable[..., Any]
+
+
+def expire_if_due(ctx: BotContext, msgs: RequestMessages, request: Request, now: float) -> bool:
+    """A pending request past its expiry expires now (the scheduled job may be late)."""
+    if request.state is not State.PENDING or now < request.expires_at:
+        return False
+    moved, _ = ctx.store.transition(
+        request.id, State.EXPIRED, outcome=texts.EXPIRED, decided_at=now
+    )
+    if moved:
+        ctx.events.emit(Event(request.id, EventKind.STATE, texts.EXPIRED, state="expired", at=now))
+        msgs.refresh(request.id)
+    return True
+
+
+class Approval:
+    def __init__(self, ctx: BotContext) -> None:
+        self.ctx = ctx
+        self.messages = RequestMessages(ctx)
+
+    # ---- listeners (bolt injects the arguments by name) ------------------------------------
+
+    def on_approve(self, ack: Callable[..., None], body: dict[str, Any], respond: Respond) -> None:
+        ack()
+        self._click(body, respond, self.approve)
+
+    def on_reject(self, ack: Callable[..., None], body: dict[str, Any], respond: Respond) -> None:
+        ack()
+        self._click(body, respond, self.reject)
+
+    def _click(
+        self,
+        body: dict[str, Any],
+        respond: Respond,
+        decide: Callable[[str, Request], str | None],
+    ) -> None:
+        user = str(body["user"]["id"])
+        request_id = str(body["actions"][0].get("value") or "")
+        request = self.ctx.store.get(request_id) if is_request_id(request_id) else None
+        if request is None:
+            answer: str | None = texts.unknown_request(request_id)
+        elif not self.ctx.approvers.includes(user):
+            answer = texts.not_an_approver()
+        else:
+            answer = decide(user, request)
+        if answer:
+            _tell(respond, answer)
+
+    # ---- decisions -------------------------------------------------------------------------
+
+    def approve(self, user: str, request: Request) -> str | None:
+        ctx = self.ctx
+        if (
+            user == request.requester
+            and not ctx.settings.policy.allow_self_approval
+            and request.state is State.PENDING
+        ):
+            return texts.no_self_approval()
+        now = ctx.clock()
+        if request.state is not State.PENDING or expire_if_due(ctx, self.messages, request, now):
+            return self._already(request.id)
+        refused = None if request.agent_started else self._refusal_now(request)
+        moved, _ = ctx.store.transition(request.id, State.APPROVED, decided_by=user, decided_at=now)
+        if not moved:
+            return self._already(request.id)
+        approved = f"approved by {user}"
+        ctx.events.emit(Event(request.id, EventKind.STATE, approved, state="approved", at=now))
+        if refused is not None:
+            self._fail_refused(request, refused)
+            return texts.refused_at_approval(request.id)
+        enqueue_migration(ctx.redis, ctx.settings, request.id)
+        self.messages.refresh(request.id)
+        return None
+
+    def reject(self, user: str, request: Request) -> str | None:
+        ctx = self.ctx
+        now = ctx.clock()
+        if request.state is not State.PENDING or expire_if_due(ctx, self.messages, request, now):
+            return self._already(request.id)
+        moved, _ = ctx.store.transition(
+            request.id, State.REJECTED, decided_by=user, decided_at=now, outcome="rejected"
+        )
+        if not moved:
+            return self._already(request.id)
+        text = f"rejected by {user}"
+        ctx.events.emit(Event(request.id, EventKind.STATE, text, state="rejected", at=now))
+        self.messages.refresh(request.id)
+        return None
+
+    # ---- helpers ---------------------------------------------------------------------------
+
+    def _refusal_now(self, request: Request) -> str | None:
+        """Why the rules refuse the move now, or None when they still allow it."""
+        ask = MigrationAsk(request.node, request.source, request.target, request.role)
+        try:
+            verdict = check(
+                ask, self.ctx.clusters.get(ask.source), self.ctx.clusters.get(ask.target)
+            )
+        except ConfigError as e:
+            return str(e)
+        found = refusals(verdict.findings)
+        return " ".join(f.text for f in found) if found else None
+
+    def _fail_refused(self, request: Request, reasons: str) -> None:
+        outcome = messages.failed(
+            "check",
+            messages.rules_refuse_now(reasons),
+            messages.where_before_agent(request, cordon_restored=False),
+        )
+        moved, _ = self.ctx.store.transition(
+            request.id, State.FAILED, outcome=outcome, failed_step="check"
+        )
+        if moved:
+            self.ctx.events.emit(
+                Event(request.id, EventKind.STATE, outcome, state="failed", at=self.ctx.clock())
+            )
+        self.messages.refresh(request.id)
+
+    def _already(self, request_id: str) -> str:
+        current = self.ctx.store.get(request_id)
+        if current is None:
+            return texts.unknown_request(request_id)
+        return texts.already_decided(
+            str(current.state),
+            current.decided_by,
+            current.decided_at,
+            current.id,
+            current.failed_step,
+        )
+
+
+def _tell(respond: Respond, text: str) -> None:
+    """An ephemeral answer to the clicker only; the message they clicked stays as it is."""
+    try:
+        respond(text=text, response_type="ephemeral", replace_original=False)
+    except Exception as e:  # the answer is a courtesy; the decision already stands
+        log.warning("could not answer a click: %s", e)

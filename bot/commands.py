@@ -1,0 +1,286 @@
+"""`/join`: parse, acknowledge, then do the work.
+
+The dispatcher parses the text (pure, microseconds), acknowledges with the route's immediate
+answer — the ephemeral reply to a typo or to `help`, or "Checking…" — and only then runs the
+route's work, which may read clusters, Redis and Slack and answers through `respond`. A route
+cannot do work before the ack: the dispatcher calls it afterwards.
+
+Routes are looked up in order by a predicate on the parsed command, so later features (Ignition
+files, several nodes, whole clusters) add a route in front of the "not available yet" ones.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+
+from bot import blocks, grammar, texts
+from bot.context import BotContext
+from bot.message import SLACK_ERRORS, RequestMessages, findings_json
+from joinops.asks import MigrationAsk, validate_ask
+from joinops.cli.clusters_cmd import survey
+from joinops.errors import ConfigError, UsageError
+from joinops.events import Event, EventKind
+from joinops.lifecycle import State
+from joinops.messages import cancelled as cancelled_outcome
+from joinops.queue import schedule_expiry
+from joinops.rules import check
+from joinops.store import Request
+
+log = logging.getLogger(__name__)
+
+Respond = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """Who typed the command, where, and how to answer them."""
+
+    user: str
+    channel: str
+    respond: Respond
+
+    def tell(self, text: str, block_list: list[Any] | None = None) -> None:
+        """An ephemeral answer to the user who typed the command."""
+        try:
+            self.respond(
+                text=text, blocks=block_list or blocks.reply(text), response_type="ephemeral"
+            )
+        except Exception as e:  # the answer is a courtesy; what was done stands
+            log.warning("could not answer %s: %s", self.user, e)
+
+
+Work = Callable[[Invocation, Any], None]
+
+
+@dataclass(frozen=True)
+class Route:
+    matches: Callable[[grammar.Command], bool]
+    ack_text: Callable[[grammar.Command], str | None]  # pure: the immediate ephemeral answer
+    work: Work | None = None  # runs after the ack
+
+
+def _is(kind: type) -> Callable[[grammar.Command], bool]:
+    return lambda command: isinstance(command, kind)
+
+
+def _not_yet(what: str) -> Callable[[grammar.Command], str]:
+    return lambda _: texts.not_available_yet(what)
+
+
+def _one_node(command: grammar.Command) -> bool:
+    return (
+        isinstance(command, grammar.Migrate)
+        and len(command.nodes) == 1
+        and command.source is not None
+    )
+
+
+def _several_nodes(command: grammar.Command) -> bool:
+    return isinstance(command, grammar.Migrate) and len(command.nodes) > 1
+
+
+class SlashCommands:
+    def __init__(self, ctx: BotContext) -> None:
+        self.ctx = ctx
+        self.messages = RequestMessages(ctx)
+        self.routes: list[Route] = [
+            Route(_is(grammar.Help), lambda _: texts.help_text()),
+            Route(_one_node, self._checking_text, self.migrate),
+            Route(_several_nodes, _not_yet(texts.NOT_YET_SEVERAL)),
+            Route(_is(grammar.Migrate), _not_yet(texts.NOT_YET_NO_SOURCE)),
+            Route(_is(grammar.MigrateAll), _not_yet(texts.NOT_YET_ALL)),
+            Route(_is(grammar.Ignition), _not_yet(texts.NOT_YET_IGNITION)),
+            Route(_is(grammar.Clusters), lambda _: texts.surveying(), self.clusters),
+            Route(_is(grammar.Status), lambda _: None, self.status),
+            Route(_is(grammar.List), lambda _: None, self.list_active),
+            Route(_is(grammar.Cancel), lambda _: None, self.cancel),
+            Route(_is(grammar.Retry), lambda _: None, self.retry),
+        ]
+
+    def add_route(self, route: Route) -> None:
+        """Put a route in front of the others (for commands added later)."""
+        self.routes.insert(0, route)
+
+    # ---- the listener ----------------------------------------------------------------------
+
+    def on_command(
+        self, ack: Callable[..., None], command: dict[str, Any], respond: Respond
+    ) -> None:
+        try:
+            parsed = grammar.parse(str(command.get("text") or ""), self.ctx.settings.cluster_names)
+        except grammar.GrammarError as e:
+            ack(text=e.reply, response_type="ephemeral")
+            return
+        route = next((r for r in self.routes if r.matches(parsed)), None)
+        if route is None:
+            ack(text=texts.help_text(), response_type="ephemeral")
+            return
+        text = route.ack_text(parsed)
+        if text:
+            ack(text=text, response_type="ephemeral")
+        else:
+            ack()
+        if route.work is not None:
+            invocation = Invocation(str(command["user_id"]), str(command["channel_id"]), respond)
+            route.work(invocation, parsed)
+
+    @staticmethod
+    def _checking_text(command: grammar.Command) -> str:
+        assert isinstance(command, grammar.Migrate) and command.source is not None
+        return texts.checking(command.nodes[0], command.source, command.target)
+
+    # ---- a migration request ---------------------------------------------------------------
+
+    def migrate(self, inv: Invocation, command: grammar.Migrate) -> None:
+        ctx = self.ctx
+        assert command.source is not None
+        ask = MigrationAsk(command.nodes[0], command.source, command.target, command.role)
+        try:
+            validate_ask(ask, ctx.clusters.names)
+            source, target = ctx.clusters.get(ask.source), ctx.clusters.get(ask.target)
+        except UsageError as e:
+            inv.tell(str(e))
+            return
+        except ConfigError as e:
+            inv.tell(texts.configuration_problem(str(e)))
+            return
+        verdict = check(ask, source, target)
+        if not verdict.allowed:
+            try:
+                self.messages.post_refusal(inv.channel, inv.user, ask, verdict)
+            except SLACK_ERRORS as e:
+                inv.tell(texts.cannot_post(inv.channel, _slack_error(e)))
+            return
+        now = ctx.clock()
+        request = ctx.store.create(
+            Request(
+                id="",
+                node=ask.node,
+                source=ask.source,
+                target=ask.target,
+                role=ask.role,
+                requester=inv.user,
+                channel=inv.channel,
+                created_at=now,
+                expires_at=now + ctx.settings.timeouts.approval.total_seconds(),
+                destroys_source=verdict.destroys_source,
+                from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
+                extra={"findings": findings_json(verdict), "versions": verdict.versions or ""},
+            )
+        )
+        try:
+            ts = self.messages.post_request(request)
+        except SLACK_ERRORS as e:
+            ctx.store.transition(request.id, State.CANCELLED, outcome="request message not posted")
+            inv.tell(texts.cannot_post(inv.channel, _slack_error(e)))
+            return
+        ctx.store.update(request.id, message_ts=ts)
+        schedule_expiry(ctx.redis, request.id, request.expires_at)
+
+    # ---- questions -------------------------------------------------------------------------
+
+    def clusters(self, inv: Invocation, command: grammar.Clusters) -> None:
+        rows = survey(self.ctx.clusters)
+        inv.tell(texts.clusters_title(), blocks.clusters_table(rows))
+
+    def status(self, inv: Invocation, command: grammar.Status) -> None:
+        store = self.ctx.store
+        if command.request_id:
+            request = store.get(command.request_id)
+            if request is None:
+                inv.tell(texts.unknown_request(command.request_id))
+                return
+        else:
+            request = next((r for r in store.recent(200) if r.requester == inv.user), None)
+            if request is None:
+                inv.tell(texts.no_requests_of(inv.user))
+                return
+        records = self.ctx.records.all(request.id)
+        inv.tell(
+            texts.status_title(request.id, str(request.state)),
+            blocks.status_report(request, records),
+        )
+
+    def list_active(self, inv: Invocation, command: grammar.List) -> None:
+        active = self.ctx.store.active()
+        inv.tell(texts.list_title(len(active)), blocks.active_list(active))
+
+    # ---- changing a request ----------------------------------------------------------------
+
+    def cancel(self, inv: Invocation, command: grammar.Cancel) -> None:
+        ctx = self.ctx
+        request = ctx.store.get(command.request_id)
+        if request is None:
+            inv.tell(texts.unknown_request(command.request_id))
+            return
+        if not ctx.may_act_on(inv.user, request.requester):
+            inv.tell(texts.not_allowed_to("cancel", request.id))
+            return
+        moved, before = ctx.store.transition(
+            request.id, State.CANCELLED, unless_flag="agent_started", **{"x:cancelled_by": inv.user}
+        )
+        if not moved:
+            current = ctx.store.get(request.id) or request
+            if current.state.is_active and current.agent_started:
+                inv.tell(
+                    texts.cannot_cancel_agent(
+                        request.id, request.node, request.source, request.target
+                    )
+                )
+            else:
+                inv.tell(texts.cannot_cancel_finished(request.id, str(current.state)))
+            return
+        if before in (State.PENDING, State.APPROVED):
+            # No worker runs it (a queued job finds it cancelled and stops): say so ourselves.
+            outcome = cancelled_outcome(request)
+            ctx.store.update(request.id, outcome=outcome)
+            ctx.events.emit(
+                Event(request.id, EventKind.STATE, outcome, state="cancelled", at=ctx.clock())
+            )
+            inv.tell(texts.cancelled_now(request.id))
+        else:
+            inv.tell(texts.cancelling(request.id, request.node))  # the worker rolls back, reports
+        self.messages.refresh(request.id)
+
+    def retry(self, inv: Invocation, command: grammar.Retry) -> None:
+        ctx = self.ctx
+        request = ctx.store.get(command.request_id)
+        if request is None:
+            inv.tell(texts.unknown_request(command.request_id))
+            return
+        if not ctx.may_act_on(inv.user, request.requester):
+            inv.tell(texts.not_allowed_to("retry", request.id))
+            return
+        if not request.message_ts:
+            inv.tell(texts.retry_without_message(request.id))
+            return
+        now = ctx.clock()
+        expires_at = now + ctx.settings.timeouts.approval.total_seconds()
+        moved, before = ctx.store.transition(
+            request.id,
+            State.PENDING,
+            expires_at=expires_at,
+            decided_by="",
+            decided_at=0,
+            outcome="",
+            **{"x:retried_by": inv.user},
+        )
+        if not moved:
+            inv.tell(texts.retry_only_failed(request.id, str(before or request.state)))
+            return
+        text = f"retry asked by {inv.user}"
+        ctx.events.emit(Event(request.id, EventKind.STATE, text, state="pending", at=now))
+        schedule_expiry(ctx.redis, request.id, expires_at)
+        self.messages.refresh(request.id)
+        inv.tell(texts.retry_asked(request.id))
+
+
+def _slack_error(error: Exception) -> str:
+    if isinstance(error, SlackApiError):
+        return str(error.response.get("error") or "error")
+    return type(error).__name__

@@ -1,0 +1,56 @@
+"""What every listener and the relay share: clients built once from settings, passed in."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from redis import Redis
+from slack_sdk import WebClient
+
+from bot.authz import Approvers
+from joinops.clusters import ClusterRegistry
+from joinops.events import RedisEventLog
+from joinops.settings import Settings
+from joinops.steprecords import StepRecords
+from joinops.store import RequestStore
+
+
+@dataclass
+class BotContext:
+    settings: Settings
+    redis: Redis
+    clusters: ClusterRegistry
+    client: WebClient
+    store: RequestStore
+    records: StepRecords
+    events: RedisEventLog
+    approvers: Approvers
+    clock: Callable[[], float] = field(default=time.time)
+
+    @classmethod
+    def build(
+        cls,
+        settings: Settings,
+        *,
+        redis_client: Redis,
+        clusters: ClusterRegistry,
+        client: WebClient,
+        clock: Callable[[], float] = time.time,
+    ) -> BotContext:
+        return cls(
+            settings=settings,
+            redis=redis_client,
+            clusters=clusters,
+            client=client,
+            store=RequestStore(redis_client, clock),
+            records=StepRecords(redis_client, clock),
+            events=RedisEventLog(redis_client),
+            approvers=Approvers(settings.approvers, client),
+            clock=clock,
+        )
+
+    def may_act_on(self, user_id: str, requester: str) -> bool:
+        """Cancel and retry: the requester, or an approver."""
+        return user_id == requester or self.approvers.includes(user_id)

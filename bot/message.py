@@ -1,0 +1,189 @@
+"""The request message in the channel: posted once, then updated in place, and its thread.
+
+What the message shows is derived from the request record (the source of truth) each time it is
+rendered, under a short per-request Redis lock: whoever updates last shows the latest state, so
+an approval click and the relay racing each other cannot leave a stale status behind.
+
+Stored with the request (`extra`): `findings` (JSON), `versions`, and `status`, the running
+line the relay keeps current; `cancelled_by`, `retried_by` say who did that.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from slack_sdk.errors import SlackApiError, SlackRequestError
+
+from bot import blocks, texts
+from bot.context import BotContext
+from joinops.asks import MigrationAsk
+from joinops.lifecycle import State
+from joinops.model import Role
+from joinops.plan import plan_steps
+from joinops.rules import Verdict
+from joinops.store import Request
+
+log = logging.getLogger(__name__)
+
+LOCK_SECONDS = 30  # the longest one render-and-update may hold the message
+SLACK_ERRORS = (SlackApiError, SlackRequestError, OSError)
+
+
+def findings_json(verdict: Verdict) -> str:
+    return json.dumps([[f.severity.name, f.text] for f in verdict.findings])
+
+
+def _findings(request: Request) -> tuple[tuple[str, str], ...]:
+    try:
+        raw = json.loads(request.extra.get("findings") or "[]")
+    except ValueError:
+        return ()
+    return tuple((str(sev), str(text)) for sev, text in raw)
+
+
+def _plan(node: str, source: str, target: str, role: Role) -> tuple[str, ...]:
+    ask = MigrationAsk(node, source, target, role)
+    return tuple(step.title for step in plan_steps(ask))
+
+
+def refusal_view(requester: str, ask: MigrationAsk, verdict: Verdict) -> blocks.RequestView:
+    return blocks.RequestView(
+        requester=requester,
+        node=ask.node,
+        source=ask.source,
+        target=ask.target,
+        role=str(ask.role),
+        request_id="",
+        findings=tuple((f.severity.name, f.text) for f in verdict.findings),
+        versions=verdict.versions,
+        plan=_plan(ask.node, ask.source, ask.target, ask.role),
+        status=texts.refused_status(),
+        refused=True,
+    )
+
+
+def request_view(request: Request) -> blocks.RequestView:
+    return blocks.RequestView(
+        requester=request.requester,
+        node=request.node,
+        source=request.source,
+        target=request.target,
+        role=str(request.role),
+        request_id=request.id,
+        findings=_findings(request),
+        versions=request.extra.get("versions") or None,
+        plan=_plan(request.node, request.source, request.target, request.role),
+        status=status_line(request),
+        buttons=request.state is State.PENDING,
+        decision=decision_line(request),
+        destroys_source=request.destroys_source,
+    )
+
+
+def decision_line(request: Request) -> str:
+    """What stands where the buttons were."""
+    state = request.state
+    if state is State.PENDING:
+        return ""
+    if state is State.REJECTED:
+        return texts.rejected_by(request.decided_by, request.decided_at)
+    if state is State.EXPIRED:
+        return texts.not_approved_in_time()
+    if request.decided_by:
+        return texts.approved_by(request.decided_by, request.decided_at)
+    if state is State.CANCELLED:
+        return texts.cancelled_by(request.extra.get("cancelled_by", ""))
+    return ""
+
+
+def status_line(request: Request) -> str:
+    state = request.state
+    if state is State.PENDING:
+        return texts.waiting_status(request.expires_at, retry=bool(request.extra.get("retried_by")))
+    if state is State.APPROVED:
+        return texts.queued_status()
+    if state is State.RUNNING:
+        return request.extra.get("status") or texts.queued_status()
+    if state is State.SUCCEEDED:
+        return texts.succeeded_status(request.outcome)
+    if state is State.FAILED:
+        return texts.failed_status(request.failed_step)
+    if state is State.CANCELLED:
+        return texts.cancelled_status() if request.outcome else texts.cancelling_status()
+    if state is State.REJECTED:
+        return texts.rejected_status()
+    return texts.expired_status()
+
+
+class RequestMessages:
+    """Posts request messages and thread replies; keeps the root message current."""
+
+    def __init__(self, ctx: BotContext) -> None:
+        self.ctx = ctx
+
+    def post_refusal(
+        self, channel: str, requester: str, ask: MigrationAsk, verdict: Verdict
+    ) -> str:
+        answer = self.ctx.client.chat_postMessage(
+            channel=channel,
+            text=texts.refused_fallback(requester, ask.node, ask.source, ask.target),
+            blocks=blocks.request_message(refusal_view(requester, ask, verdict)),
+            unfurl_links=False,
+        )
+        return str(answer["ts"])
+
+    def post_request(self, request: Request) -> str:
+        """Post the message with the buttons; returns its ts. Raises the SDK's errors."""
+        answer = self.ctx.client.chat_postMessage(
+            channel=request.channel,
+            text=texts.request_fallback(
+                request.requester, request.node, request.source, request.target
+            ),
+            blocks=blocks.request_message(request_view(request)),
+            unfurl_links=False,
+        )
+        return str(answer["ts"])
+
+    def refresh(self, request_id: str) -> bool:
+        """Render the root message from the record and update it in place. Never raises."""
+        try:
+            with self.ctx.redis.lock(
+                f"joinops:bot:message-lock:{request_id}",
+                timeout=LOCK_SECONDS,
+                blocking_timeout=LOCK_SECONDS,
+            ):
+                request = self.ctx.store.get(request_id)
+                if request is None or not request.channel or not request.message_ts:
+                    return False
+                self.ctx.client.chat_update(
+                    channel=request.channel,
+                    ts=request.message_ts,
+                    text=_fallback(request),
+                    blocks=blocks.request_message(request_view(request)),
+                )
+                return True
+        except SLACK_ERRORS as e:
+            log.warning("request %s: could not update its message: %s", request_id, e)
+        except Exception:
+            log.exception("request %s: could not update its message", request_id)
+        return False
+
+    def reply(self, request: Request, text: str) -> bool:
+        """A reply in the request's thread. A failure is logged, never raised."""
+        try:
+            self.ctx.client.chat_postMessage(
+                channel=request.channel,
+                thread_ts=request.message_ts,
+                text=text,
+                blocks=blocks.reply(text),
+                unfurl_links=False,
+            )
+            return True
+        except SLACK_ERRORS as e:
+            log.warning("request %s: could not post in its thread: %s", request.id, e)
+            return False
+
+
+def _fallback(request: Request) -> str:
+    return texts.request_fallback(request.requester, request.node, request.source, request.target)

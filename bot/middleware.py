@@ -1,0 +1,38 @@
+"""Cross-cutting concerns, one small middleware each, run after bolt's own (which verifies the
+signature and timestamp first: a bad or stale request never reaches these)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from slack_bolt.request import BoltRequest
+from slack_bolt.response import BoltResponse
+
+from bot import payloads
+
+log = logging.getLogger(__name__)
+
+
+def drop_slack_retries(
+    request: BoltRequest, next: Callable[[], BoltResponse]
+) -> BoltResponse | None:
+    """Slack redelivers when an answer was slow (`X-Slack-Retry-Num`); the first delivery is
+    already being handled, so a redelivery is acknowledged and dropped: never a second request.
+    """
+    retry = request.headers.get("x-slack-retry-num")
+    if retry:
+        reason = (request.headers.get("x-slack-retry-reason") or ["?"])[0]
+        log.info("dropped Slack redelivery #%s (%s)", retry[0], reason)
+        return BoltResponse(status=200, body="", headers={"x-slack-no-retry": "1"})
+    return next()
+
+
+def refuse_malformed(body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse | None:
+    """A signed but malformed payload gets a 400 with the reason, never a traceback."""
+    problem = payloads.problem(body)
+    if problem is not None:
+        log.warning("refused a malformed request: %s", problem)
+        return BoltResponse(status=400, body=problem)
+    return next()

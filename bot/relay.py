@@ -1,0 +1,213 @@
+"""The relay: the engine's events become thread replies and the root message's status line.
+
+It reads the global event stream (`joinops:events`) as a member of a Redis consumer group, in
+order, one entry at a time. Each entry is claimed in Redis before anything is posted (a
+`SET NX` on its stream id), so a redelivery — after a crash, or an entry claimed from a dead
+consumer — never posts twice; the price is that a crash between the claim and the post loses
+that one reply (at most once, never twice). Posting failures are retried by the SDK's retry
+handlers, then logged: the migration never waits for Slack.
+
+Replies: one per step start or outcome, one per decision (approved, rejected, retry, cancel),
+and the outcome, mentioning the requester. Progress lines inside a step (the drain's) only
+change the root's status line, at most once every `progress_every` seconds per request.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+
+import redis
+
+from bot import texts
+from bot.context import BotContext
+from bot.message import RequestMessages
+from joinops.events import GLOBAL_STREAM, Event, EventKind
+from joinops.plan import STEP_IDS
+from joinops.store import Request
+
+log = logging.getLogger(__name__)
+
+GROUP = "joinops-bot"
+CLAIMED = "joinops:bot:relayed:"  # + stream entry id: this entry was handled
+CLAIM_TTL = 7 * 86400
+STALE_MS = 60_000  # an entry another consumer got but did not acknowledge in this long is taken
+
+
+def step_place(step: str) -> tuple[int, int]:
+    """(number, total) of a migration step; (0, total) for a step the plan does not list."""
+    total = len(STEP_IDS)
+    return (STEP_IDS.index(step) + 1 if step in STEP_IDS else 0), total
+
+
+def running_line(event: Event) -> str:
+    number, total = step_place(event.step)
+    return texts.running_status(number, total, event.step, event.text)
+
+
+def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
+    """The thread reply for one event, or None when it only changes the status line."""
+    kind, step = event.kind, event.step
+    if kind is EventKind.STEP_STARTED:
+        number, total = step_place(step)
+        return texts.step_started(number, total, step, event.text)
+    if kind is EventKind.STEP_SUCCEEDED:
+        return texts.step_succeeded(step, event.text, event.seconds)
+    if kind is EventKind.STEP_SKIPPED:
+        return texts.step_skipped(step, event.text)
+    if kind is EventKind.STEP_RETRYING:
+        return texts.step_retrying(step, event.text)
+    if kind is EventKind.STEP_FAILED:
+        return texts.step_failed(step, event.text)
+    if kind is not EventKind.STATE:
+        return None
+    state, requester, at = event.state, request.requester, event.at or ctx.clock()
+    if state == "approved":
+        return texts.approved_reply(request.decided_by, at, requester)
+    if state == "pending":
+        return texts.retry_reply(request.extra.get("retried_by", ""), at)
+    if state == "rejected":
+        return texts.rejected_reply(request.decided_by, at, requester)
+    if state == "succeeded":
+        return texts.succeeded_reply(requester, event.text)
+    if state == "failed":
+        return texts.failed_reply(requester, event.text)
+    if state == "cancelled":
+        return texts.cancelled_reply(requester, event.text, request.extra.get("cancelled_by", ""))
+    if state == "expired":
+        return texts.expired_reply(requester, ctx.settings.timeouts.approval)
+    return None
+
+
+class Relay:
+    def __init__(
+        self,
+        ctx: BotContext,
+        *,
+        consumer: str | None = None,
+        group: str = GROUP,
+        block_ms: int = 1000,
+        progress_every: float = 2.0,
+    ) -> None:
+        self.ctx = ctx
+        self.messages = RequestMessages(ctx)
+        self.consumer = consumer or f"{socket.gethostname()}-{os.getpid()}"
+        self.group = group
+        self.block_ms = block_ms
+        self.progress_every = progress_every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_refresh: dict[str, float] = {}
+
+    # ---- running ---------------------------------------------------------------------------
+
+    def start(self) -> Relay:
+        self.ensure_group()
+        self._thread = threading.Thread(target=self._loop, name="joinops-relay", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def ensure_group(self) -> None:
+        """Create the consumer group at the stream's end, once; later starts resume from it."""
+        try:
+            self.ctx.redis.xgroup_create(GLOBAL_STREAM, self.group, id="$", mkstream=True)
+        except redis.ResponseError as e:
+            if "BUSYGROUP" not in str(e):
+                raise
+
+    def _loop(self) -> None:
+        last_claim = 0.0
+        while not self._stop.is_set():
+            try:
+                if time.monotonic() - last_claim > STALE_MS / 1000:
+                    last_claim = time.monotonic()
+                    self._take_stale()
+                self.poll()
+            except redis.ResponseError as e:
+                if "NOGROUP" in str(e):  # the stream or group was deleted under us
+                    self._recover_group()
+                else:
+                    log.exception("relay: Redis refused a command")
+                    self._stop.wait(1.0)
+            except Exception:  # a Redis or Slack hiccup must not end the relay
+                log.exception("relay: pass failed")
+                self._stop.wait(1.0)
+
+    def _recover_group(self) -> None:
+        try:
+            self.ensure_group()
+        except redis.RedisError:
+            self._stop.wait(1.0)
+
+    def poll(self) -> int:
+        """Read and handle the next entries; returns how many were handled."""
+        batch = self.ctx.redis.xreadgroup(
+            self.group, self.consumer, {GLOBAL_STREAM: ">"}, count=50, block=self.block_ms
+        )
+        handled = 0
+        for _, entries in batch or []:
+            for entry_id, fields in entries:
+                if self._stop.is_set():
+                    return handled  # left pending: the next relay takes it
+                self._handle(_s(entry_id), fields)
+                handled += 1
+        return handled
+
+    def _take_stale(self) -> None:
+        """Entries a dead consumer was given but never acknowledged become ours."""
+        _, entries, *_ = self.ctx.redis.xautoclaim(
+            GLOBAL_STREAM, self.group, self.consumer, min_idle_time=STALE_MS, count=100
+        )
+        for entry_id, fields in entries or []:
+            if fields:
+                self._handle(_s(entry_id), fields)
+
+    def _handle(self, entry_id: str, fields: dict[bytes, bytes]) -> None:
+        try:
+            raw = fields.get(b"event") or fields.get("event")  # type: ignore[call-overload]
+            event = Event.from_json(_s(raw))
+        except (ValueError, TypeError, KeyError):
+            log.warning("relay: entry %s is not an event; skipped", entry_id)
+            event = None
+        if event is not None and self.ctx.redis.set(CLAIMED + entry_id, "1", nx=True, ex=CLAIM_TTL):
+            try:
+                self.deliver(event)
+            except Exception:
+                log.exception("relay: entry %s of %s was not relayed", entry_id, event.request_id)
+        self.ctx.redis.xack(GLOBAL_STREAM, self.group, entry_id)
+
+    # ---- one event -------------------------------------------------------------------------
+
+    def deliver(self, event: Event) -> None:
+        request = self.ctx.store.get(event.request_id)
+        if request is None or not request.channel or not request.message_ts:
+            return  # not a Slack request (the CLI's, or a batch member): nothing to update
+        if event.kind in (EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS):
+            self.ctx.store.update(request.id, **{"x:status": running_line(event)})
+        text = reply_for(event, request, self.ctx)
+        if text is not None:
+            self.messages.reply(request, text)
+        now = time.monotonic()
+        recently = now - self._last_refresh.get(request.id, 0.0) < self.progress_every
+        if event.kind is EventKind.PROGRESS and recently:
+            return
+        self._last_refresh[request.id] = now
+        if event.is_final:
+            self._last_refresh.pop(request.id, None)
+        self.messages.refresh(request.id)
+
+
+def _s(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,142 @@
+"""Running the bot: Socket Mode, or HTTP on a production WSGI server; the relay beside it.
+
+Socket Mode (when `SLACK_APP_TOKEN` is set) needs no public URL: the bot opens a WebSocket to
+Slack. HTTP mode serves `POST /slack/events` and `GET /healthz` with waitress, whose listen
+backlog (1024) and thread pool keep acks fast under bursts — the stdlib server's backlog of 5
+resets connections and pushes p99 to a second (shared/docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, cast
+
+import redis
+from slack_bolt import App
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.error import BoltError
+from waitress.server import create_server
+
+from bot.app import build_app, build_context
+from bot.context import BotContext
+from bot.http import SlackWsgi
+from bot.relay import Relay
+from joinops.clusters import ClusterRegistry
+from joinops.errors import ConfigError
+from joinops.settings import Settings
+
+log = logging.getLogger(__name__)
+
+BACKLOG = 1024  # pending connections the kernel queues for us
+HTTP_THREADS = 16  # requests served at once; each holds a thread only until bolt's ack
+
+
+@dataclass
+class Bot:
+    """The running parts of one bot process."""
+
+    ctx: BotContext
+    app: App
+    relay: Relay
+
+
+def assemble(settings: Settings) -> Bot:
+    """Build the clients from settings, once; raise ConfigError when Slack refuses the token."""
+    problems = []
+    if settings.secrets.slack_bot_token is None:
+        problems.append("SLACK_BOT_TOKEN: not set (the bot token, xoxb-…)")
+    if problems:
+        raise ConfigError(problems)
+    client = redis.Redis.from_url(settings.secrets.redis_url)
+    ctx = build_context(settings, redis=client, clusters=ClusterRegistry(settings))
+    try:
+        app = build_app(settings, redis=client, clusters=ctx.clusters, context=ctx)
+    except BoltError as e:
+        raise ConfigError([f"SLACK_BOT_TOKEN: Slack refused it: {e}"]) from None
+    return Bot(ctx, app, Relay(ctx))
+
+
+class HttpServer:
+    """A waitress server for the bot's WSGI app, started on a thread or in the foreground."""
+
+    def __init__(
+        self,
+        wsgi: SlackWsgi,
+        host: str = "0.0.0.0",
+        port: int = 3000,
+        threads: int = HTTP_THREADS,
+    ) -> None:
+        self._server = create_server(
+            wsgi,
+            host=host,
+            port=port,
+            threads=threads,
+            backlog=BACKLOG,
+            ident="joinops",
+            clear_untrusted_proxy_headers=True,
+        )
+        self.port = int(cast(Any, self._server).effective_port)
+        self.url = f"http://{host if host != '0.0.0.0' else '127.0.0.1'}:{self.port}"
+        self._thread: threading.Thread | None = None
+
+    def serve_forever(self) -> None:
+        self._server.run()
+
+    def start(self) -> HttpServer:
+        self._thread = threading.Thread(target=self._server.run, name="joinops-http", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.close()
+        if self._thread is not None:
+            self._thread.join(5)
+
+
+def run(settings: Settings, *, http: bool, host: str, port: int, threads: int) -> int:
+    if http and settings.secrets.slack_signing_secret is None:
+        raise ConfigError(
+            ["SLACK_SIGNING_SECRET: not set; HTTP mode verifies every request with it"]
+        )
+    app_token = settings.secrets.slack_app_token
+    if not http and app_token is None:
+        raise ConfigError(
+            [
+                "SLACK_APP_TOKEN: not set. Set it (xapp-…, with connections:write) for Socket "
+                "Mode, or serve HTTP with `joinops serve --http --port PORT`"
+            ]
+        )
+    bot = assemble(settings)
+    bot.relay.start()
+    try:
+        if http:
+            secret = settings.secrets.slack_signing_secret
+            assert secret is not None
+            wsgi = SlackWsgi(bot.app, secret.get_secret_value(), healthy=lambda: bot.relay.alive)
+            server = HttpServer(wsgi, host, port, threads)
+            _stop_on_sigterm(server.stop)
+            log.info("joinops bot: HTTP on %s:%d, POST /slack/events", host, server.port)
+            server.serve_forever()
+        else:
+            assert app_token is not None
+            handler = SocketModeHandler(
+                bot.app, app_token=app_token.get_secret_value(), web_client=bot.ctx.client
+            )
+            _stop_on_sigterm(handler.close)
+            log.info("joinops bot: Socket Mode")
+            handler.start()
+    finally:
+        bot.relay.stop()
+    return 0
+
+
+def _stop_on_sigterm(stop: object) -> None:
+    def handle(signum: int, frame: FrameType | None) -> None:
+        log.info("joinops bot: stopping (signal %d)", signum)
+        stop()  # type: ignore[operator]
+
+    signal.signal(signal.SIGTERM, handle)

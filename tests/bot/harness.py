@@ -1,0 +1,248 @@
+"""The bot served over real HTTP, Slack simulated, clusters simulated, Redis real.
+
+`BotHarness` (made by the `make_bot` fixture, with config overrides) starts one: the bolt app on
+waitress (loopback, a free port), the relay thread, and helpers to send signed slash commands and
+clicks as Slack does. `start_worker` runs a real `joinops worker` process on the same
+configuration.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import redis
+
+from bot.app import build_app, build_context
+from bot.context import BotContext
+from bot.http import SlackWsgi
+from bot.relay import Relay
+from bot.serve import HttpServer
+from joinops.clusters import ClusterRegistry
+from joinops.queue import queue
+from joinops.settings import FileConfig, Secrets, Settings, build_settings
+from joinops.store import Request
+from kubesim import World
+from slacksim.server import SlackSim
+from slacksim.signing import CHANNEL_ID, Delivery, block_actions_body, deliver, slash_command_body
+from tests.support.clusters import config_dict, write_config
+from tests.support.engine import start_worker, stop_worker
+
+SECRET = "bot-test-signing-secret"
+CHANNEL = CHANNEL_ID
+REQUESTER = "U0USER0001"
+APPROVER = "UAPPROVER1"
+APPROVER2 = "UAPPROVER2"
+GROUP = "S0APPROVERS"
+GROUP_MEMBER = "UGROUPMEMBER"
+STRANGER = "USTRANGER1"
+T = TypeVar("T")
+
+
+def until(predicate: Callable[[], T], timeout: float) -> T:
+    """Re-check a condition on Redis-held state until it holds (bounded; no fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not (result := predicate()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"condition not met within {timeout} s")
+        pause.wait(0.005)
+    return result
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """Every text inside a message's blocks, one per line (its `text` when it has no blocks)."""
+    if not message.get("blocks"):
+        return str(message.get("text") or "")
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("text"), str):
+                found.append(node["text"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(message.get("blocks") or [])
+    return "\n".join(found)
+
+
+def buttons(message: dict[str, Any]) -> list[tuple[str, str]]:
+    """(action_id, value) of every button in a message."""
+    return [
+        (element["action_id"], element.get("value", ""))
+        for block in message.get("blocks") or []
+        if block.get("type") == "actions"
+        for element in block.get("elements", [])
+    ]
+
+
+class BotHarness:
+    def __init__(
+        self,
+        world: World,
+        sim: SlackSim,
+        redis_url: str,
+        directory: Path,
+        overrides: dict,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.world, self.sim, self.redis_url, self.directory = world, sim, redis_url, directory
+        self.overrides = {"approvers": [APPROVER, APPROVER2, GROUP], **overrides}
+        raw = config_dict(world, directory / "kubeconfig", **self.overrides)
+        secrets = Secrets(
+            redis_url=redis_url,
+            slack_bot_token=sim.token,
+            slack_signing_secret=SECRET,
+            slack_api_url=sim.api_url,
+        )
+        self.settings: Settings = build_settings(FileConfig.model_validate(raw), secrets)
+        self.redis = redis.Redis.from_url(redis_url)
+        self.ctx: BotContext = build_context(
+            self.settings, redis=self.redis, clusters=ClusterRegistry(self.settings), clock=clock
+        )
+        self.executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix="test-bot")
+        self.app = build_app(
+            self.settings,
+            redis=self.redis,
+            clusters=self.ctx.clusters,
+            context=self.ctx,
+            listener_executor=self.executor,
+        )
+        # A consumer group of its own: a module's tests may share one Redis database.
+        self.relay = Relay(self.ctx, group=f"test-{uuid.uuid4().hex[:8]}", block_ms=100).start()
+        self.server = HttpServer(
+            SlackWsgi(self.app, SECRET, healthy=lambda: self.relay.alive), "127.0.0.1", 0, 8
+        ).start()
+        self.events_url = self.server.url + "/slack/events"
+        self._ids = itertools.count(1)
+        self.workers: list[Any] = []
+
+    def stop(self) -> None:
+        for process in self.workers:
+            stop_worker(process)
+        self.server.stop()
+        self.executor.shutdown(wait=True)
+        self.relay.stop()
+        self.redis.close()
+
+    # ---- Slack in --------------------------------------------------------------------------
+
+    def slash(self, text: str, user: str = REQUESTER, **sign: Any) -> tuple[Delivery, str]:
+        """Send `/join text` as `user`; returns the answer and the response_url's id."""
+        rid = f"cmd-{next(self._ids)}"
+        url = self.sim.response_url(rid, channel=CHANNEL, user=user)
+        body = slash_command_body(text=text, user_id=user, response_url=url)
+        return deliver(self.events_url, body, SECRET, **sign), rid
+
+    def click(self, action: str, request_id: str, user: str) -> tuple[Delivery, str]:
+        request = self.request(request_id)
+        rid = f"click-{next(self._ids)}"
+        url = self.sim.response_url(rid, channel=CHANNEL, user=user, message_ts=request.message_ts)
+        body = block_actions_body(
+            action_id=action,
+            value=request_id,
+            user_id=user,
+            message_ts=request.message_ts,
+            response_url=url,
+        )
+        return deliver(self.events_url, body, SECRET), rid
+
+    def approve(self, request_id: str, user: str = APPROVER) -> tuple[Delivery, str]:
+        return self.click("join_approve", request_id, user)
+
+    # ---- Slack out -------------------------------------------------------------------------
+
+    def answers(self, rid: str) -> list[str]:
+        """The ephemeral answers sent to one response_url."""
+        return [text_of(body) for body in self.sim.responses(rid)]
+
+    def wait_answer(self, rid: str, timeout: float = 10) -> str:
+        return self.sim.wait_for(lambda: self.answers(rid), timeout)[-1]
+
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.sim.messages(CHANNEL).values())
+
+    def wait_message(self, timeout: float = 10) -> dict[str, Any]:
+        """The newest top-level message in the channel, once there is one."""
+        return self.sim.wait_for(lambda: self.messages(), timeout)[-1]
+
+    def root(self, request_id: str) -> dict[str, Any]:
+        return self.sim.messages(CHANNEL)[self.request(request_id).message_ts]
+
+    def thread(self, request_id: str) -> list[str]:
+        return [text_of(m) for m in self.sim.thread(CHANNEL, self.request(request_id).message_ts)]
+
+    def wait_thread(
+        self, request_id: str, predicate: Callable[[list[str]], Any], timeout: float = 30
+    ) -> list[str]:
+        ts = self.request(request_id).message_ts
+
+        def check() -> list[str] | None:
+            replies = [text_of(m) for m in self.sim.thread(CHANNEL, ts)]
+            return replies if predicate(replies) else None
+
+        return self.sim.wait_for(check, timeout)
+
+    def wait_root(
+        self, request_id: str, predicate: Callable[[str], Any], timeout: float = 30
+    ) -> dict[str, Any]:
+        ts = self.request(request_id).message_ts
+
+        def check() -> dict[str, Any] | None:
+            message = self.sim.messages(CHANNEL)[ts]
+            return message if predicate(text_of(message)) else None
+
+        return self.sim.wait_for(check, timeout)
+
+    # ---- state -----------------------------------------------------------------------------
+
+    def request(self, request_id: str) -> Request:
+        found = self.ctx.store.get(request_id)
+        assert found is not None, request_id
+        return found
+
+    def only_request(self) -> Request:
+        active = self.ctx.store.recent(10)
+        assert len(active) == 1, [r.id for r in active]
+        return active[0]
+
+    def request_from_message(self, message: dict[str, Any]) -> Request:
+        """The request a message's buttons are for, once the bot has stored the message's ts
+        (it posts first, then stores: a test can see the message a moment before that)."""
+        values = {value for _, value in buttons(message)}
+        assert len(values) == 1, message
+        request_id = values.pop()
+        return until(lambda: (r := self.request(request_id)).message_ts and r, 5)
+
+    def jobs(self) -> list[str]:
+        return [j for j in queue(self.redis).job_ids]
+
+    def start_worker(self) -> Any:
+        config = write_config(self.world, self.directory, **self.overrides)
+        name = f"worker-{len(self.workers) + 1}"
+        process = start_worker(config, self.redis_url, self.directory / f"{name}.log")
+        self.workers.append(process)
+        return process
+
+    def worker_log(self) -> str:
+        return "\n".join(
+            p.read_text(errors="replace") for p in sorted(self.directory.glob("worker-*.log"))
+        )
+
+
+def ack_text(delivery: Delivery) -> str:
+    """The immediate (ephemeral) answer in the HTTP response, if any."""
+    if not delivery.body:
+        return ""
+    return text_of(json.loads(delivery.body))
