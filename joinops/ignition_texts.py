@@ -271,6 +271,12 @@ def redis_unreachable_for_lock(cluster: str) -> str:
     )
 
 
+STDOUT_IS_A_TERMINAL = (
+    "Note: the file went to a terminal, and it holds the join secret: clear the screen, and "
+    "redirect stdout to a file next time (> host.ign)."
+)
+
+
 def sha256_line(digest: str) -> str:
     return f"SHA-256 of the file: {digest}"
 

@@ -258,5 +258,7 @@ def _summary(
         if prepared.control_plane:
             lines.append(texts.CERTS_REPLACED)
     lines += prepared.notes
+    if sys.stdout.isatty():
+        lines.append(texts.STDOUT_IS_A_TERMINAL)
     lines.append(texts.sha256_line(prepared.sha256))
     print("\n".join(lines), file=sys.stderr, flush=True)
