@@ -125,18 +125,18 @@ def kubeadm_token_ttl(ttl: timedelta) -> str:
     return f"{hours}h{minutes}m{seconds}s"
 
 
-def kubeadm_api_version(target: Version) -> str:
-    """v1beta4 from Kubernetes 1.31 on, v1beta3 before."""
+def kubeadm_api_version(kubeadm: Version) -> str:
+    """The config API that kubeadm reads: v1beta4 from 1.31 on, v1beta3 before."""
     return (
         "kubeadm.k8s.io/v1beta4"
-        if (target.major, target.minor) >= (1, 31)
+        if (kubeadm.major, kubeadm.minor) >= (1, 31)
         else ("kubeadm.k8s.io/v1beta3")
     )
 
 
 def join_configuration(
     *,
-    target_version: Version,
+    kubeadm_version: Version,
     endpoint: str,
     token: BootstrapToken,
     ca_hash: str,
@@ -147,11 +147,14 @@ def join_configuration(
 ) -> dict[str, Any]:
     """A kubeadm JoinConfiguration; `certificate_key` makes it a control-plane join.
 
+    `kubeadm_version` is the version of the kubeadm that will read it: the joining host's own
+    (kubeadm 1.30 cannot read v1beta4), not the target's.
+
     `node_name=None` leaves `nodeRegistration.name` out: a fresh host registers under its
     hostname (what an Ignition file for any number of new hosts needs).
     """
     config: dict[str, Any] = {
-        "apiVersion": kubeadm_api_version(target_version),
+        "apiVersion": kubeadm_api_version(kubeadm_version),
         "kind": "JoinConfiguration",
         "discovery": {
             "bootstrapToken": {

@@ -125,7 +125,7 @@ def prepare(cluster: KubeCluster, ask: IgnitionAsk) -> Prepared:
     byo = ask.byo.config if ask.byo else None
     bind_port = byo.control_plane_bind_port() if byo else DEFAULT_API_PORT
     join_config = join_configuration(
-        target_version=facts.version,
+        kubeadm_version=facts.version,
         endpoint=endpoint,
         token=token,
         ca_hash=material.target_ca_hash(cluster),

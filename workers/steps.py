@@ -31,7 +31,7 @@ from joinops.joinmaterial import (
 )
 from joinops.kube import KubeCluster
 from joinops.lifecycle import State
-from joinops.model import CONTROL_PLANE_LABEL, Role
+from joinops.model import CONTROL_PLANE_LABEL, Role, Version
 from joinops.plan import STEP_IDS
 from joinops.rules import check
 from joinops.store import Request
@@ -129,7 +129,7 @@ def prepare_join_material(run: Run) -> str:
         )
         run.remember("join-material", certs_uploaded_at=run.ctx.clock(), certs_host=host)
     config = join_configuration(
-        target_version=facts.version,
+        kubeadm_version=_kubeadm_version(run, facts.version),
         endpoint=endpoint,
         token=token,
         ca_hash=ca_hash,
@@ -147,6 +147,12 @@ def prepare_join_material(run: Run) -> str:
     return messages.material_ready(
         run.request.target, token.id, endpoint, run.request.role is Role.CONTROL_PLANE
     )
+
+
+def _kubeadm_version(run: Run, target: Version) -> Version:
+    """The node's own kubeadm reads the JoinConfiguration: its version, never above the target's."""
+    node = run.source.get_node(run.request.node)
+    return min(node.kubelet_version, target) if node else target
 
 
 def _mint_token(run: Run, ttl: timedelta) -> BootstrapToken:

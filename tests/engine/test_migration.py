@@ -7,6 +7,7 @@ import threading
 from joinops.lifecycle import State
 from joinops.model import Role
 from joinops.steprecords import Outcome
+from kubesim import NodeSpec
 from tests.support.engine import approved_request, wait_event
 from workers.runner import run_request
 
@@ -174,3 +175,19 @@ def test_a_second_migration_of_the_same_node_is_refused_naming_the_first(world, 
     a.delete_pod("default", "db-0")  # let the first one finish
     runner.join()
     assert ctx.store.get(first.id).state is State.SUCCEEDED
+
+
+def test_a_kubelet_one_minor_behind_gets_a_config_its_kubeadm_can_read(world, make_ctx):
+    """kubeadm 1.30 cannot read v1beta4: the JoinConfiguration follows the node, not the target."""
+    world.add_cluster(
+        "clusterD",
+        version="v1.31.2",
+        control_plane_endpoint="cp.d.test:6443",
+        nodes=[NodeSpec("d-cp-1", role="control-plane")],
+    )
+    world.cluster("clusterA").add_node(NodeSpec("a-w-old", kubelet_version="v1.30.9"))
+    ctx = make_ctx()
+    request = approved_request(ctx, "a-w-old", "clusterA", "clusterD")
+    assert run_request(ctx, request.id) is State.SUCCEEDED, ctx.store.get(request.id).outcome
+    node = world.cluster("clusterD").node("a-w-old")
+    assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.30.9"

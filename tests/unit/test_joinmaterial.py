@@ -101,9 +101,9 @@ def test_bad_port_is_refused():
         ("v1.37.1", "kubeadm.k8s.io/v1beta4"),
     ],
 )
-def test_join_configuration_api_version_follows_the_target(version, api):
+def test_join_configuration_api_version_follows_the_joining_kubeadm(version, api):
     config = join_configuration(
-        target_version=Version.parse(version),
+        kubeadm_version=Version.parse(version),
         endpoint="cp:6443",
         token=new_bootstrap_token(),
         ca_hash="sha256:ab",
@@ -118,7 +118,7 @@ def test_control_plane_join_carries_the_certificate_key():
     key = new_certificate_key()
     assert re.fullmatch(r"[0-9a-f]{64}", key)
     config = join_configuration(
-        target_version=Version.parse("v1.32.0"),
+        kubeadm_version=Version.parse("v1.32.0"),
         endpoint="cp:6443",
         token=new_bootstrap_token(),
         ca_hash="sha256:ab",
