@@ -5,13 +5,25 @@ from __future__ import annotations
 from joinops.audit import Action
 from joinops.events import Event, EventKind
 from joinops.lifecycle import State
+from joinops.queue import enqueue_batch_advance
 from workers import context
+from workers.context import EngineContext
 from workers.runner import run_request
 
 
 def run_migration(request_id: str) -> str:
-    state = run_request(context.current(), request_id)
+    ctx = context.current()
+    state = run_request(ctx, request_id)
+    _advance_batch(ctx, request_id)
     return str(state) if state else "missing"
+
+
+def _advance_batch(ctx: EngineContext, request_id: str) -> None:
+    """A batch child that ended lets its batch start the next child (or end) now, rather than
+    at the recovery loop's next pass (every `timeouts.lock / 2`, 30 s by default)."""
+    request = ctx.store.get(request_id)
+    if request is not None and request.parent and request.state.is_terminal:
+        enqueue_batch_advance(ctx.redis, request.parent)
 
 
 def expire_request(request_id: str) -> str:
