@@ -100,13 +100,17 @@ class Api:
         if route.resource is None:
             return route, None
         watch = req.query.get("watch") in ("true", "1")
+        action = verb(req.method, route, watch)
+        name = route.name
+        if not name and action in ("list", "watch"):
+            name = _selected_name(req.query.get("fieldSelector", ""))
         return route, Attributes(
-            verb(req.method, route, watch),
+            action,
             route.resource.group,
             route.resource.name,
             route.subresource,
             route.namespace,
-            route.name,
+            name,
         )
 
     def handle(self, req: Request) -> Response:
@@ -509,3 +513,13 @@ def _int_or_bad(value: str, name: str) -> int:
         return int(value)
     except ValueError as exc:
         raise bad_request(f"invalid value for {name}: {value!r}") from exc
+
+
+def _selected_name(field_selector: str) -> str:
+    """Like the real request info: a list or watch selecting `metadata.name=X` is about X, so
+    RBAC `resourceNames` can allow it."""
+    for term in field_selector.split(","):
+        key, _, value = term.partition("=")
+        if key.strip() == "metadata.name" and value:
+            return value.removeprefix("=").strip()
+    return ""

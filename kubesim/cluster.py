@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import tempfile
 import time
@@ -584,24 +585,31 @@ class Cluster:
             return error_response(error)
         return self.api.handle(req)
 
-    def record(self, req: Request, status: int, bytes_out: int, seconds: float) -> None:
+    def record(self, req: Request, status: int, bytes_out: int, seconds: float) -> RequestRecord:
         route, attrs = self.api.attributes(req)
-        self.requests.append(
-            RequestRecord(
-                method=req.method,
-                path=req.path,
-                query=dict(req.query),
-                status=status,
-                bytes_out=bytes_out,
-                verb=attrs.verb if attrs else req.method.lower(),
-                resource=attrs.resource if attrs else "",
-                namespace=attrs.namespace if attrs else "",
-                name=attrs.name if attrs else "",
-                subresource=attrs.subresource if attrs else "",
-                seconds=seconds,
-            )
+        entry = RequestRecord(
+            method=req.method,
+            path=req.path,
+            query=dict(req.query),
+            status=status,
+            bytes_out=bytes_out,
+            verb=attrs.verb if attrs else req.method.lower(),
+            resource=attrs.resource if attrs else "",
+            namespace=attrs.namespace if attrs else "",
+            name=attrs.name if attrs else "",
+            subresource=attrs.subresource if attrs else "",
+            seconds=seconds,
         )
+        self.requests.append(entry)
         del route
+        return entry
+
+    def finish_record(self, entry: RequestRecord, bytes_out: int, seconds: float) -> None:
+        """A watch is logged when it starts; when it ends, its size and duration are filled in."""
+        for i in range(len(self.requests) - 1, -1, -1):
+            if self.requests[i] is entry:
+                self.requests[i] = dataclasses.replace(entry, bytes_out=bytes_out, seconds=seconds)
+                return
 
     def reset_requests(self) -> None:
         self.requests.clear()

@@ -147,8 +147,10 @@ class _Handler(BaseHTTPRequestHandler):
             cluster.record(req, resp.status, len(resp.body), time.monotonic() - started)
             self._send(resp)
         else:
+            # logged when it starts, so a client that saw events finds the watch in the log
+            entry = cluster.record(req, resp.status, 0, 0.0)
             sent = self._stream(resp.stream)
-            cluster.record(req, resp.status, sent, time.monotonic() - started)
+            cluster.finish_record(entry, sent, time.monotonic() - started)
 
     def _send(self, resp: Response) -> int:
         self.send_response(resp.status)

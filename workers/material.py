@@ -155,21 +155,17 @@ def put_secret(
     data: dict[str, str],
     secret_labels: dict[str, str],
 ) -> None:
-    """Create the Secret, replacing one of the same name left by an earlier run."""
+    """Create the Secret; one of the same name left by an earlier run is deleted first.
+
+    Delete and create, not update: joinops needs no right to update Secrets.
+    """
     body = agent.secret(namespace, name, data, secret_labels)
+    create = cluster.core.create_namespaced_secret
     try:
-        cluster.call(
-            "create", f"secrets/{name}", cluster.core.create_namespaced_secret, namespace, body
-        )
+        cluster.call("create", f"secrets/{name}", create, namespace, body)
     except ClusterConflict:
-        cluster.call(
-            "replace",
-            f"secrets/{name}",
-            cluster.core.replace_namespaced_secret,
-            name,
-            namespace,
-            body,
-        )
+        delete_quietly(cluster, namespace, "secret", name)
+        cluster.call("create", f"secrets/{name}", create, namespace, body)
 
 
 def delete_quietly(cluster: KubeCluster, namespace: str, kind: str, name: str) -> None:

@@ -1,0 +1,108 @@
+"""The real engine, against simulated clusters that enforce deploy/managed-cluster-rbac.yaml.
+
+Every migration path works under exactly those rules (nothing was refused with 403), and every
+request the engine made is one of the calls listed in deploy/api-calls.yaml — so the list that
+test_rbac.py checks the manifest against is the truth, not a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from joinops.lifecycle import State
+from joinops.model import Role
+from kubesim import NodeSpec, World
+from tests.deploy.deploy_rbac import ALL_NAMESPACES, MANIFEST, load_calls, load_documents
+from tests.deploy.deploy_rbac import policy_from_manifest as manifest_policy
+from tests.support.clusters import settings_for
+from tests.support.engine import approved_request
+from workers import context
+from workers.context import EngineContext
+from workers.runner import run_request
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    with World() as w:
+        w.add_cluster(
+            "clusterA",
+            version="v1.31.4",
+            control_plane_endpoint="cp.a.test:6443",
+            nodes=[
+                NodeSpec("a-cp-1", role="control-plane"),
+                NodeSpec("a-cp-2", role="control-plane"),
+                NodeSpec("a-cp-3", role="control-plane"),
+                NodeSpec("a-w-1"),
+                NodeSpec("a-w-2"),
+            ],
+        )
+        w.add_cluster(
+            "clusterB",
+            version="v1.32.2",
+            control_plane_endpoint="cp.b.test:6443",
+            nodes=[NodeSpec("b-cp-1", role="control-plane")],
+        )
+        w.add_cluster(
+            "host-1",
+            version="v1.32.0",
+            control_plane_endpoint="h1.test:6443",
+            nodes=[NodeSpec("node-1", role="control-plane")],
+        )
+        rules, namespace_rules = manifest_policy(load_documents(MANIFEST)).simulator_rules()
+        for cluster in w.clusters.values():
+            cluster.rbac.set_rules(rules, namespace_rules=namespace_rules)
+        yield w
+
+
+def listed(record, calls) -> bool:  # type: ignore[no-untyped-def]
+    resource = record.resource + (f"/{record.subresource}" if record.subresource else "")
+    for call in calls:
+        if call.url or call.verb != record.verb or call.resource != resource:
+            continue
+        if call.namespace in (ALL_NAMESPACES, record.namespace) or (
+            call.namespace == "" and not record.namespace
+        ):
+            return True
+    return False
+
+
+def test_every_migration_path_runs_under_the_manifest_and_the_call_list_is_complete(
+    world, tmp_path, redis_client, redis_url
+):
+    a = world.cluster("clusterA")
+    a.add_pod("a-w-1", "web-0", labels={"app": "web"}, owner_kind="ReplicaSet")
+    a.add_pod("a-w-2", "db-0", labels={"app": "db"}, owner_kind="StatefulSet")
+    a.add_pdb("db", "default", {"app": "db"}, min_available=1)
+    ctx = EngineContext.from_settings(
+        settings_for(world, tmp_path, redis_url, timeouts={"drain": "1s"})
+    )
+    context.install(ctx)
+    try:
+        moves = [
+            ("a-w-1", "clusterA", Role.WORKER, State.SUCCEEDED),
+            ("a-cp-3", "clusterA", Role.CONTROL_PLANE, State.SUCCEEDED),
+            ("node-1", "host-1", Role.CONTROL_PLANE, State.SUCCEEDED),
+            ("a-w-2", "clusterA", Role.WORKER, State.FAILED),
+        ]  # drain times out: rollback
+        for node, source, role, expected in moves:
+            request = approved_request(ctx, node, source, "clusterB", role)
+            assert run_request(ctx, request.id) is expected, ctx.store.get(request.id).outcome
+    finally:
+        context.install(None)
+
+    records = [r for c in world.clusters.values() for r in c.requests]
+    assert not [r for r in records if r.status in (401, 403)]
+    calls = load_calls()
+    unlisted = {
+        f"{r.verb} {r.resource}/{r.subresource} in {r.namespace or '-'}"
+        for r in records
+        if r.resource and not listed(r, calls)
+    }
+    assert unlisted == set()
+    used = {
+        (c.verb, c.resource) for c in calls if not c.url if any(listed(r, [c]) for r in records)
+    }
+    listed_calls = {(c.verb, c.resource) for c in calls if not c.url}
+    assert listed_calls - used == set(), "calls listed but never made: grant less"
