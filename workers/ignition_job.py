@@ -125,7 +125,7 @@ def prepare(cluster: KubeCluster, ask: IgnitionAsk) -> Prepared:
     byo = ask.byo.config if ask.byo else None
     bind_port = byo.control_plane_bind_port() if byo else DEFAULT_API_PORT
     join_config = join_configuration(
-        kubeadm_version=facts.version,
+        kubeadm_version=reader_version(ask.byo, facts.version),
         endpoint=endpoint,
         token=token,
         ca_hash=material.target_ca_hash(cluster),
@@ -183,6 +183,15 @@ def control_plane_addresses(cluster: KubeCluster) -> tuple[str, ...]:
                 found.append(address.address)
                 break
     return tuple(sorted(found))
+
+
+def reader_version(byo: ResolvedByo | None, target: Version) -> Version:
+    """The oldest kubeadm that may read the file: the byo.yaml's kubernetesVersion, else the
+    oldest a new host may run (one minor below the cluster). So a 1.30 host joining a 1.31
+    cluster gets a v1beta3 JoinConfiguration, which every kubeadm from 1.30 on reads."""
+    if byo is not None and byo.config.kubernetes_version:
+        return Version.parse(byo.config.kubernetes_version)
+    return Version(target.major, max(target.minor - 1, 0), 0)
 
 
 def _check_version(byo: ResolvedByo | None, target: Version) -> None:

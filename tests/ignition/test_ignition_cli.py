@@ -586,3 +586,21 @@ def test_an_unreachable_cluster_exits_1_without_a_traceback(configured):
     assert code == 1 and out == ""
     assert err.startswith("joinops: clusterB: ") and "did not answer" in err
     assert "Traceback" not in err
+
+
+def test_a_host_one_minor_below_the_cluster_can_read_the_file(configured, byo):
+    """clusterC runs 1.31: a 1.30 host may join it, and kubeadm 1.30 reads only v1beta3."""
+    world = configured
+    code, out, err = run_cli("ignition", "--cluster", "clusterC")
+    assert code == 0, err
+    config = ignition_of(out)
+    assert join_configuration_of(config)["apiVersion"] == "kubeadm.k8s.io/v1beta3"
+    boot_host(
+        world, "old-w-1", file_contents(config, KUBEADM_CONF).decode(), kubelet_version="v1.30.9"
+    )
+    wait_ready(world, "clusterC", "old-w-1")
+    # Told the host runs 1.31, joinops writes the newer API.
+    cfg = base_byo(kubernetesVersion="1.31")
+    code, out, err = run_cli("ignition", "--cluster", "clusterC", "--config", str(byo(cfg)))
+    assert code == 0, err
+    assert join_configuration_of(ignition_of(out))["apiVersion"] == "kubeadm.k8s.io/v1beta4"
