@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 import redis
@@ -75,8 +76,10 @@ def enqueue_ignition(connection: redis.Redis, settings: Settings, request_id: st
 
 
 def schedule_expiry(connection: redis.Redis, request_id: str, at: float) -> None:
+    # RQ keeps schedules in whole seconds (it drops the fraction), so the job could run up to a
+    # second before `at`, find the request "not due" and never come back: round up instead.
     queue(connection).enqueue_at(
-        datetime.fromtimestamp(at, UTC),
+        datetime.fromtimestamp(math.ceil(at), UTC),
         EXPIRE,
         request_id,
         job_id=f"{request_id}-expiry",
