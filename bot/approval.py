@@ -18,6 +18,7 @@ from bot.context import BotContext
 from bot.message import RequestMessages
 from joinops import messages
 from joinops.asks import MigrationAsk
+from joinops.audit import Action
 from joinops.errors import ConfigError
 from joinops.events import Event, EventKind
 from joinops.findings import refusals
@@ -40,6 +41,7 @@ def expire_if_due(ctx: BotContext, msgs: RequestMessages, request: Request, now:
         request.id, State.EXPIRED, outcome=texts.EXPIRED, decided_at=now
     )
     if moved:
+        ctx.audit.record(Action.EXPIRED, "joinops", request, "a click came after the expiry")
         ctx.events.emit(Event(request.id, EventKind.STATE, texts.EXPIRED, state="expired", at=now))
         msgs.refresh(request.id)
     return True
@@ -72,6 +74,7 @@ class Approval:
         if request is None:
             answer: str | None = texts.unknown_request(request_id)
         elif not self.ctx.approvers.includes(user):
+            self.ctx.audit.record(Action.DENIED, user, request, "not an approver")
             answer = texts.not_an_approver()
         else:
             answer = decide(user, request)
@@ -87,6 +90,7 @@ class Approval:
             and not ctx.settings.policy.allow_self_approval
             and request.state is State.PENDING
         ):
+            ctx.audit.record(Action.DENIED, user, request, "approving their own request")
             return texts.no_self_approval()
         now = ctx.clock()
         if request.state is not State.PENDING or expire_if_due(ctx, self.messages, request, now):
@@ -96,6 +100,7 @@ class Approval:
         if not moved:
             return self._already(request.id)
         approved = f"approved by {user}"
+        ctx.audit.record(Action.APPROVED, user, request)
         ctx.events.emit(Event(request.id, EventKind.STATE, approved, state="approved", at=now))
         if refused is not None:
             self._fail_refused(request, refused)
@@ -115,6 +120,7 @@ class Approval:
         if not moved:
             return self._already(request.id)
         text = f"rejected by {user}"
+        ctx.audit.record(Action.REJECTED, user, request)
         ctx.events.emit(Event(request.id, EventKind.STATE, text, state="rejected", at=now))
         self.messages.refresh(request.id)
         return None
@@ -143,6 +149,7 @@ class Approval:
             request.id, State.FAILED, outcome=outcome, failed_step="check"
         )
         if moved:
+            self.ctx.audit.record(Action.FAILED, "joinops", request, outcome)
             self.ctx.events.emit(
                 Event(request.id, EventKind.STATE, outcome, state="failed", at=self.ctx.clock())
             )

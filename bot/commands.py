@@ -22,9 +22,11 @@ from bot import blocks, grammar, texts
 from bot.context import BotContext
 from bot.message import SLACK_ERRORS, RequestMessages, findings_json
 from joinops.asks import MigrationAsk, validate_ask
+from joinops.audit import Action
 from joinops.cli.clusters_cmd import survey
 from joinops.errors import ConfigError, UsageError
 from joinops.events import Event, EventKind
+from joinops.findings import refusals
 from joinops.lifecycle import State
 from joinops.messages import cancelled as cancelled_outcome
 from joinops.queue import schedule_expiry
@@ -114,17 +116,13 @@ class SlashCommands:
         try:
             parsed = grammar.parse(str(command.get("text") or ""), self.ctx.settings.cluster_names)
         except grammar.GrammarError as e:
-            ack(text=e.reply, response_type="ephemeral")
+            _ack(ack, e.reply)
             return
         route = next((r for r in self.routes if r.matches(parsed)), None)
         if route is None:
-            ack(text=texts.help_text(), response_type="ephemeral")
+            _ack(ack, texts.help_text())
             return
-        text = route.ack_text(parsed)
-        if text:
-            ack(text=text, response_type="ephemeral")
-        else:
-            ack()
+        _ack(ack, route.ack_text(parsed))
         if route.work is not None:
             invocation = Invocation(str(command["user_id"]), str(command["channel_id"]), respond)
             route.work(invocation, parsed)
@@ -151,6 +149,17 @@ class SlashCommands:
             return
         verdict = check(ask, source, target)
         if not verdict.allowed:
+            reasons = " ".join(f.text for f in refusals(verdict.findings))
+            ctx.audit.record(
+                Action.REFUSED,
+                inv.user,
+                None,
+                reasons,
+                node=ask.node,
+                source=ask.source,
+                target=ask.target,
+                role=str(ask.role),
+            )
             try:
                 self.messages.post_refusal(inv.channel, inv.user, ask, verdict)
             except SLACK_ERRORS as e:
@@ -180,6 +189,7 @@ class SlashCommands:
             inv.tell(texts.cannot_post(inv.channel, _slack_error(e)))
             return
         ctx.store.update(request.id, message_ts=ts)
+        ctx.audit.record(Action.REQUESTED, inv.user, request)
         schedule_expiry(ctx.redis, request.id, request.expires_at)
 
     # ---- questions -------------------------------------------------------------------------
@@ -219,6 +229,7 @@ class SlashCommands:
             inv.tell(texts.unknown_request(command.request_id))
             return
         if not ctx.may_act_on(inv.user, request.requester):
+            ctx.audit.record(Action.DENIED, inv.user, request, "cancel: not the requester")
             inv.tell(texts.not_allowed_to("cancel", request.id))
             return
         moved, before = ctx.store.transition(
@@ -235,6 +246,7 @@ class SlashCommands:
             else:
                 inv.tell(texts.cannot_cancel_finished(request.id, str(current.state)))
             return
+        ctx.audit.record(Action.CANCELLED, inv.user, request, f"was {before}")
         if before in (State.PENDING, State.APPROVED):
             # No worker runs it (a queued job finds it cancelled and stops): say so ourselves.
             outcome = cancelled_outcome(request)
@@ -254,6 +266,7 @@ class SlashCommands:
             inv.tell(texts.unknown_request(command.request_id))
             return
         if not ctx.may_act_on(inv.user, request.requester):
+            ctx.audit.record(Action.DENIED, inv.user, request, "retry: not the requester")
             inv.tell(texts.not_allowed_to("retry", request.id))
             return
         if not request.message_ts:
@@ -273,11 +286,20 @@ class SlashCommands:
         if not moved:
             inv.tell(texts.retry_only_failed(request.id, str(before or request.state)))
             return
+        ctx.audit.record(Action.RETRIED, inv.user, request)
         text = f"retry asked by {inv.user}"
         ctx.events.emit(Event(request.id, EventKind.STATE, text, state="pending", at=now))
         schedule_expiry(ctx.redis, request.id, expires_at)
         self.messages.refresh(request.id)
         inv.tell(texts.retry_asked(request.id))
+
+
+def _ack(ack: Callable[..., None], text: str | None) -> None:
+    """Acknowledge, with an immediate answer only the user sees when there is one."""
+    if text:
+        ack(text=text, blocks=blocks.reply(text), response_type="ephemeral")
+    else:
+        ack()
 
 
 def _slack_error(error: Exception) -> str:

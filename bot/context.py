@@ -10,6 +10,7 @@ from redis import Redis
 from slack_sdk import WebClient
 
 from bot.authz import Approvers
+from joinops.audit import AuditLog
 from joinops.clusters import ClusterRegistry
 from joinops.events import RedisEventLog
 from joinops.settings import Settings
@@ -27,6 +28,7 @@ class BotContext:
     records: StepRecords
     events: RedisEventLog
     approvers: Approvers
+    audit: AuditLog
     clock: Callable[[], float] = field(default=time.time)
 
     @classmethod
@@ -48,6 +50,7 @@ class BotContext:
             records=StepRecords(redis_client, clock),
             events=RedisEventLog(redis_client),
             approvers=Approvers(settings.approvers, client),
+            audit=AuditLog(redis_client, clock),
             clock=clock,
         )
 

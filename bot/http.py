@@ -1,8 +1,8 @@
 """The bot as a WSGI application: `POST /slack/events` into bolt, `GET /healthz` for probes.
 
 Bolt verifies the signature and timestamp of every request (401 otherwise). A body bolt cannot
-even parse is answered here: 401 when its signature is wrong, 400 when it is signed but
-malformed — never a traceback.
+parse, or a payload of ours missing what bolt itself reads (`actions`, `user`), is answered
+here: 401 when its signature is wrong, 400 when it is signed but malformed — never a traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
+
+from bot import payloads
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -68,6 +70,12 @@ class SlackWsgi:
                 return _send(start_response, 401, "")
             log.warning("refused an unparsable request: %s", type(e).__name__)
             return _send(start_response, 400, "malformed body")
+        problem = payloads.problem(request.body)
+        if problem is not None:  # bolt itself would trip over it (e.g. an empty `actions`)
+            if not self._signed(raw, headers):
+                return _send(start_response, 401, "")
+            log.warning("refused a malformed request: %s", problem)
+            return _send(start_response, 400, problem)
         response = self.app.dispatch(request)
         return _reply(start_response, response)
 

@@ -20,6 +20,7 @@ from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.error import BoltError
 from waitress.server import create_server
+from waitress.wasyncore import close_all
 
 from bot.app import build_app, build_context
 from bot.context import BotContext
@@ -92,9 +93,14 @@ class HttpServer:
         return self
 
     def stop(self) -> None:
-        self._server.close()
-        if self._thread is not None:
+        """Stop listening and close every connection, from inside the server's own loop (so its
+        select wakes at once instead of at its next one-second tick)."""
+        server = cast(Any, self._server)
+        if self._thread is not None and self._thread.is_alive():
+            server.trigger.pull_trigger(lambda: close_all(server._map, ignore_all=True))
             self._thread.join(5)
+        else:
+            server.close()
 
 
 def run(settings: Settings, *, http: bool, host: str, port: int, threads: int) -> int:
