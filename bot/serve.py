@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, cast
@@ -28,6 +29,7 @@ from bot.http import SlackWsgi
 from bot.relay import Relay
 from joinops.clusters import ClusterRegistry
 from joinops.errors import ConfigError
+from joinops.kube import warm_up
 from joinops.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,7 @@ def assemble(settings: Settings) -> Bot:
         problems.append("SLACK_BOT_TOKEN: not set (the bot token, xoxb-…)")
     if problems:
         raise ConfigError(problems)
+    warm_up()  # the Kubernetes client's classes load in seconds: now, not in the first /join
     client = redis.Redis.from_url(settings.secrets.redis_url)
     ctx = build_context(settings, redis=client, clusters=ClusterRegistry(settings))
     try:
@@ -84,9 +87,6 @@ class HttpServer:
         self.url = f"http://{host if host != '0.0.0.0' else '127.0.0.1'}:{self.port}"
         self._thread: threading.Thread | None = None
 
-    def serve_forever(self) -> None:
-        self._server.run()
-
     def start(self) -> HttpServer:
         self._thread = threading.Thread(target=self._server.run, name="joinops-http", daemon=True)
         self._thread.start()
@@ -117,32 +117,39 @@ def run(settings: Settings, *, http: bool, host: str, port: int, threads: int) -
             ]
         )
     bot = assemble(settings)
+    stopping = threading.Event()
+    _stop_on_signals(stopping.set)
     bot.relay.start()
     try:
         if http:
             secret = settings.secrets.slack_signing_secret
             assert secret is not None
             wsgi = SlackWsgi(bot.app, secret.get_secret_value(), healthy=lambda: bot.relay.alive)
-            server = HttpServer(wsgi, host, port, threads)
-            _stop_on_sigterm(server.stop)
+            server = HttpServer(wsgi, host, port, threads).start()
             log.info("joinops bot: HTTP on %s:%d, POST /slack/events", host, server.port)
-            server.serve_forever()
+            stopping.wait()
+            server.stop()
         else:
             assert app_token is not None
             handler = SocketModeHandler(
                 bot.app, app_token=app_token.get_secret_value(), web_client=bot.ctx.client
             )
-            _stop_on_sigterm(handler.close)
-            log.info("joinops bot: Socket Mode")
-            handler.start()
+            handler.connect()
+            log.info("joinops bot: connected to Slack in Socket Mode")
+            stopping.wait()
+            handler.close()
     finally:
         bot.relay.stop()
+    log.info("joinops bot: stopped")
     return 0
 
 
-def _stop_on_sigterm(stop: object) -> None:
+def _stop_on_signals(stop: Callable[[], object]) -> None:
+    """SIGTERM (Kubernetes stopping the pod) and Ctrl-C stop the bot cleanly."""
+
     def handle(signum: int, frame: FrameType | None) -> None:
         log.info("joinops bot: stopping (signal %d)", signum)
-        stop()  # type: ignore[operator]
+        stop()
 
     signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)
