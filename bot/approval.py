@@ -24,6 +24,7 @@ from joinops.events import Event, EventKind
 from joinops.findings import refusals
 from joinops.ids import is_request_id
 from joinops.lifecycle import State
+from joinops.logs import request_context
 from joinops.queue import enqueue_migration
 from joinops.rules import check
 from joinops.store import Request
@@ -77,7 +78,8 @@ class Approval:
             self.ctx.audit.record(Action.DENIED, user, request, "not an approver")
             answer = texts.not_an_approver()
         else:
-            answer = decide(user, request)
+            with request_context(request.id):
+                answer = decide(user, request)
         if answer:
             _tell(respond, answer)
 

@@ -26,6 +26,7 @@ from bot import texts
 from bot.context import BotContext
 from bot.message import RequestMessages
 from joinops.events import GLOBAL_STREAM, Event, EventKind
+from joinops.logs import request_context
 from joinops.plan import STEP_IDS
 from joinops.store import Request
 
@@ -183,7 +184,8 @@ class Relay:
             event = None
         if event is not None and self.ctx.redis.set(CLAIMED + entry_id, "1", nx=True, ex=CLAIM_TTL):
             try:
-                self.deliver(event)
+                with request_context(event.request_id):
+                    self.deliver(event)
             except Exception:
                 log.exception("relay: entry %s of %s was not relayed", entry_id, event.request_id)
         self.ctx.redis.xack(GLOBAL_STREAM, self.group, entry_id)

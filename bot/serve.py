@@ -27,6 +27,7 @@ from bot.app import build_app, build_context
 from bot.context import BotContext
 from bot.http import SlackWsgi
 from bot.relay import Relay
+from joinops import metrics
 from joinops.clusters import ClusterRegistry
 from joinops.errors import ConfigError
 from joinops.kube import warm_up
@@ -103,7 +104,15 @@ class HttpServer:
             server.close()
 
 
-def run(settings: Settings, *, http: bool, host: str, port: int, threads: int) -> int:
+def run(
+    settings: Settings,
+    *,
+    http: bool,
+    host: str,
+    port: int,
+    threads: int,
+    metrics_port: int | None = None,
+) -> int:
     if http and settings.secrets.slack_signing_secret is None:
         raise ConfigError(
             ["SLACK_SIGNING_SECRET: not set; HTTP mode verifies every request with it"]
@@ -117,6 +126,8 @@ def run(settings: Settings, *, http: bool, host: str, port: int, threads: int) -
             ]
         )
     bot = assemble(settings)
+    if metrics_port:
+        metrics.serve(metrics_port, bot.ctx.redis)
     stopping = threading.Event()
     _stop_on_signals(stopping.set)
     bot.relay.start()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from typing import Any
 
 from joinops.settings import load_settings
@@ -24,13 +23,26 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--threads", type=int, default=16, help="HTTP requests served at once (default 16)"
     )
+    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
+    p.add_argument(
+        "--log-format",
+        choices=["json", "text"],
+        default="json",
+        help="log lines as JSON objects (default) or plain text",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from bot.serve import run as serve
+    from joinops import logs
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logs.configure("INFO", json_lines=args.log_format == "json")
     return serve(
-        load_settings(), http=args.http, host=args.host, port=args.port, threads=args.threads
+        load_settings(),
+        http=args.http,
+        host=args.host,
+        port=args.port,
+        threads=args.threads,
+        metrics_port=args.metrics_port,
     )
