@@ -49,9 +49,13 @@ def expire_if_due(ctx: BotContext, msgs: RequestMessages, request: Request, now:
 
 
 class Approval:
+    """`starters` maps a request kind to what starts it once approved; kinds added later
+    (Ignition files, batches) register theirs here."""
+
     def __init__(self, ctx: BotContext) -> None:
         self.ctx = ctx
         self.messages = RequestMessages(ctx)
+        self.starters: dict[str, Callable[[Request], None]] = {"migrate": self._start_migration}
 
     # ---- listeners (bolt injects the arguments by name) ------------------------------------
 
@@ -97,7 +101,14 @@ class Approval:
         now = ctx.clock()
         if request.state is not State.PENDING or expire_if_due(ctx, self.messages, request, now):
             return self._already(request.id)
-        refused = None if request.agent_started else self._refusal_now(request)
+        start = self.starters.get(request.kind)
+        if start is None:
+            log.error("request %s: no starter for kind %r", request.id, request.kind)
+            return texts.internal_error()
+        # After the node agent started, the node has left the source: the rules about the source
+        # no longer apply (a retry then only waits for the join again, or finishes the clean-up).
+        recheck = request.kind == "migrate" and not request.agent_started
+        refused = self._refusal_now(request) if recheck else None
         moved, _ = ctx.store.transition(request.id, State.APPROVED, decided_by=user, decided_at=now)
         if not moved:
             return self._already(request.id)
@@ -107,9 +118,12 @@ class Approval:
         if refused is not None:
             self._fail_refused(request, refused)
             return texts.refused_at_approval(request.id)
-        enqueue_migration(ctx.redis, ctx.settings, request.id)
+        start(request)
         self.messages.refresh(request.id)
         return None
+
+    def _start_migration(self, request: Request) -> None:
+        enqueue_migration(self.ctx.redis, self.ctx.settings, request.id)
 
     def reject(self, user: str, request: Request) -> str | None:
         ctx = self.ctx

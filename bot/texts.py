@@ -364,8 +364,14 @@ def queued_status() -> str:
     return ":large_blue_circle: Approved; waiting for a worker to start it."
 
 
+def _step_place(number: int, total: int) -> str:
+    """`step 3/7 ` for a step of the migration plan; `step ` for one it does not list."""
+    return f"{number}/{total} " if number else ""
+
+
 def running_status(number: int, total: int, step: str, text: str) -> str:
-    return f":arrows_counterclockwise: Running: step {number}/{total} `{step}`: {short(text)}"
+    place = _step_place(number, total)
+    return f":arrows_counterclockwise: Running: step {place}`{step}`: {short(text)}"
 
 
 def succeeded_status(outcome: str) -> str:
@@ -427,7 +433,7 @@ def rejected_reply(user_id: str, timestamp: float, requester: str) -> str:
 
 
 def step_started(number: int, total: int, step: str, text: str) -> str:
-    return f":arrow_forward: Step {number}/{total} `{step}`: {text}"
+    return f":arrow_forward: Step {_step_place(number, total)}`{step}`: {text}"
 
 
 def step_succeeded(step: str, text: str, seconds: float) -> str:
