@@ -13,10 +13,10 @@ import pytest
 
 from joinops.lifecycle import State
 from joinops.model import Role
-from kubesim import NodeSpec, World
+from kubesim import World
 from tests.deploy.deploy_rbac import ALL_NAMESPACES, MANIFEST, load_calls, load_documents
 from tests.deploy.deploy_rbac import policy_from_manifest as manifest_policy
-from tests.support.clusters import settings_for
+from tests.support.clusters import add_standard_clusters, settings_for
 from tests.support.engine import approved_request
 from workers import context
 from workers.context import EngineContext
@@ -26,30 +26,7 @@ from workers.runner import run_request
 @pytest.fixture
 def world() -> Iterator[World]:
     with World() as w:
-        w.add_cluster(
-            "clusterA",
-            version="v1.31.4",
-            control_plane_endpoint="cp.a.test:6443",
-            nodes=[
-                NodeSpec("a-cp-1", role="control-plane"),
-                NodeSpec("a-cp-2", role="control-plane"),
-                NodeSpec("a-cp-3", role="control-plane"),
-                NodeSpec("a-w-1"),
-                NodeSpec("a-w-2"),
-            ],
-        )
-        w.add_cluster(
-            "clusterB",
-            version="v1.32.2",
-            control_plane_endpoint="cp.b.test:6443",
-            nodes=[NodeSpec("b-cp-1", role="control-plane")],
-        )
-        w.add_cluster(
-            "host-1",
-            version="v1.32.0",
-            control_plane_endpoint="h1.test:6443",
-            nodes=[NodeSpec("node-1", role="control-plane")],
-        )
+        add_standard_clusters(w)
         rules, namespace_rules = manifest_policy(load_documents(MANIFEST)).simulator_rules()
         for cluster in w.clusters.values():
             cluster.rbac.set_rules(rules, namespace_rules=namespace_rules)

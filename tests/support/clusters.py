@@ -51,3 +51,34 @@ def settings_for(
 
 def registry_for(world: World, directory: Path, **overrides: Any) -> ClusterRegistry:
     return ClusterRegistry(settings_for(world, directory, **overrides))
+
+
+def add_standard_clusters(world: World) -> World:
+    """clusterA (three control planes, two workers), clusterB, and the single-node host-1."""
+    from kubesim import NodeSpec
+
+    world.add_cluster(
+        "clusterA",
+        version="v1.31.4",
+        control_plane_endpoint="cp.a.test:6443",
+        nodes=[
+            NodeSpec("a-cp-1", role="control-plane"),
+            NodeSpec("a-cp-2", role="control-plane"),
+            NodeSpec("a-cp-3", role="control-plane"),
+            NodeSpec("a-w-1"),
+            NodeSpec("a-w-2"),
+        ],
+    )
+    world.add_cluster(
+        "clusterB",
+        version="v1.32.2",
+        control_plane_endpoint="cp.b.test:6443",
+        nodes=[NodeSpec("b-cp-1", role="control-plane"), NodeSpec("b-w-1")],
+    )
+    world.add_cluster(
+        "host-1",
+        version="v1.32.0",
+        control_plane_endpoint="h1.test:6443",
+        nodes=[NodeSpec("node-1", role="control-plane")],
+    )
+    return world
