@@ -31,22 +31,9 @@ def job_timeout(settings: Settings) -> int:
 
 def enqueue_migration(connection: redis.Redis, settings: Settings, request_id: str) -> bool:
     """Enqueue the request's job (job id = request id). False when it is already queued."""
-    q = queue(connection)
-    _drop_finished_job(connection, request_id)
-    try:
-        q.enqueue(
-            MIGRATE,
-            request_id,
-            job_id=request_id,
-            unique=True,
-            job_timeout=job_timeout(settings),
-            result_ttl=7 * 86400,
-            failure_ttl=30 * 86400,
-            description=f"joinops migration {request_id}",
-        )
-    except DuplicateJobError:
-        return False
-    return True
+    return _enqueue_request_job(
+        connection, MIGRATE, request_id, job_timeout(settings), f"joinops migration {request_id}"
+    )
 
 
 def ignition_job_timeout(settings: Settings) -> int:
@@ -57,18 +44,30 @@ def ignition_job_timeout(settings: Settings) -> int:
 
 def enqueue_ignition(connection: redis.Redis, settings: Settings, request_id: str) -> bool:
     """Enqueue an approved ignition request's job (job id = request id); False when queued."""
-    q = queue(connection)
+    return _enqueue_request_job(
+        connection,
+        IGNITION,
+        request_id,
+        ignition_job_timeout(settings),
+        f"joinops ignition {request_id}",
+    )
+
+
+def _enqueue_request_job(
+    connection: redis.Redis, function: str, request_id: str, timeout: int, description: str
+) -> bool:
+    """One job per request, unique by its id; a finished earlier job makes room first."""
     _drop_finished_job(connection, request_id)
     try:
-        q.enqueue(
-            IGNITION,
+        queue(connection).enqueue(
+            function,
             request_id,
             job_id=request_id,
             unique=True,
-            job_timeout=ignition_job_timeout(settings),
+            job_timeout=timeout,
             result_ttl=7 * 86400,
             failure_ttl=30 * 86400,
-            description=f"joinops ignition {request_id}",
+            description=description,
         )
     except DuplicateJobError:
         return False
