@@ -14,6 +14,8 @@ from typing import Any
 
 import redis
 from kubernetes import client
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from rq.job import Job
 
 from joinops.events import Event
@@ -188,7 +190,7 @@ class RedisServer:
 
     def shutdown(self) -> None:
         assert self.process is not None
-        client = redis.Redis(port=self.port, socket_timeout=5)
+        client = self._client(socket_timeout=5)
         try:
             client.shutdown()
         except redis.ConnectionError:
@@ -197,8 +199,11 @@ class RedisServer:
             client.close()
         self.process.wait(timeout=10)
 
-    def restart(self) -> None:
+    def restart(self, down_seconds: float = 0.0) -> None:
+        """Shut down, stay down `down_seconds` (the outage is the fault), start again."""
         self.shutdown()
+        if down_seconds:
+            time.sleep(down_seconds)
         self.start()
 
     def stop(self) -> None:
@@ -211,13 +216,19 @@ class RedisServer:
                 self.process.wait(timeout=10)
 
     def _answers(self) -> bool:
-        client = redis.Redis(port=self.port, socket_timeout=1, retry=None)
+        client = self._client(socket_timeout=1)
         try:
             return bool(client.ping())
         except redis.RedisError:
             return False
         finally:
             client.close()
+
+    def _client(self, socket_timeout: float) -> redis.Redis:
+        """A client that tries once: redis-py's default retries would hide how long it took."""
+        return redis.Redis(
+            port=self.port, socket_timeout=socket_timeout, retry=Retry(NoBackoff(), 0)
+        )
 
     def _until(self, predicate: Callable[[], bool], message: str, timeout: float = 10) -> None:
         # redis-server announces readiness only in its log: poll the port, briefly
@@ -226,3 +237,36 @@ class RedisServer:
             assert self.process is not None and self.process.poll() is None, message
             assert time.monotonic() < deadline, message
             time.sleep(0.02)
+
+
+class Supervisor:
+    """Keeps one `joinops worker` running, starting a new one whenever it exits.
+
+    What an operator's supervisor (a Deployment, systemd with Restart=always) does; `exits`
+    lists the exit status of every worker that stopped on its own.
+    """
+
+    def __init__(self, start: Callable[[int], subprocess.Popen[bytes]]) -> None:
+        self._start = start
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self.exits: list[int] = []
+        self.process = start(1)
+        self._thread = threading.Thread(target=self._watch, name="supervisor", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while True:
+            status = self.process.wait()
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                self.exits.append(status)
+                self.process = self._start(len(self.exits) + 1)
+
+    def stop(self, stop: Callable[[subprocess.Popen[bytes]], None]) -> None:
+        with self._lock:
+            self._stopping.set()
+            process = self.process
+        stop(process)
+        self._thread.join(timeout=15)
