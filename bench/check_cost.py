@@ -1,0 +1,129 @@
+"""Check cost vs cluster size: what one `rules.check` asks of the two API servers.
+
+Measured: API requests and bytes the API servers sent back for one check of a control-plane move
+(the costliest ask: it also reads the control planes and the last-control-plane rule), with the
+source and the target each holding N nodes. Compared against the same check at the smallest size
+(it must be flat) and against what listing the source's nodes once would cost at that size (what
+a check that read every node would pay at least).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.report import Figure, Result
+from bench.support import median, settings_for
+from joinops.asks import MigrationAsk
+from joinops.clusters import ClusterRegistry
+from joinops.model import Role
+from joinops.rules import check
+from kubesim import Cluster, NodeSpec, World
+
+FLAT_BYTES = 1.2  # bytes may grow by this factor (counts get more digits), requests not at all
+
+
+@dataclass(frozen=True)
+class Sizes:
+    nodes: tuple[int, ...]  # nodes per cluster (source and target each)
+    repeats: int  # checks timed per size (requests and bytes are the same every time)
+
+
+@dataclass(frozen=True)
+class Cost:
+    nodes: int
+    requests: int
+    bytes_received: int
+    seconds: float  # median wall time of one check, loopback, in-process API servers
+    list_bytes: int  # one unpaged list of the source's nodes
+    list_seconds: float
+
+
+def measure(nodes: int, repeats: int) -> Cost:
+    with World() as world, tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
+        source = world.add_cluster(
+            "src", version="v1.31.2", nodes=[NodeSpec("src-cp", role="control-plane")]
+        )
+        target = world.add_cluster(
+            "dst",
+            version="v1.31.2",
+            control_plane_endpoint="dst:6443",
+            nodes=[NodeSpec("dst-cp", role="control-plane")],
+        )
+        source.add_nodes(nodes - 1, prefix="src-w")
+        target.add_nodes(nodes - 1, prefix="dst-w")
+        registry = ClusterRegistry(settings_for(world, Path(tmp), "redis://unused"))
+        ask = MigrationAsk("src-cp", "src", "dst", Role.CONTROL_PLANE)
+        src, dst = registry.get("src"), registry.get("dst")
+        check(ask, src, dst)  # warm up: connections, the client's model classes
+        times = []
+        for _ in range(repeats):
+            _reset(source, target)
+            started = time.perf_counter()
+            verdict = check(ask, src, dst)
+            times.append(time.perf_counter() - started)
+        records = source.requests + target.requests
+        codes = [f.code for f in verdict.findings]
+        if codes != ["last-control-plane", "etcd-even"]:
+            raise RuntimeError(f"unexpected findings at {nodes} nodes: {codes}")
+        _reset(source, target)
+        started = time.perf_counter()
+        src.call("list", "nodes", src.core.list_node)
+        list_seconds = time.perf_counter() - started
+        return Cost(
+            nodes=nodes,
+            requests=len(records),
+            bytes_received=sum(r.bytes_out for r in records),
+            seconds=median(times),
+            list_bytes=sum(r.bytes_out for r in source.requests),
+            list_seconds=list_seconds,
+        )
+
+
+def _reset(*clusters: Cluster) -> None:
+    for cluster in clusters:
+        cluster.reset_requests()
+
+
+def run(sizes: Sizes) -> Result:
+    costs = [measure(n, sizes.repeats) for n in sizes.nodes]
+    smallest = costs[0]
+    result = Result(
+        "check_cost",
+        "Check cost vs cluster size",
+        params={
+            "nodes_per_cluster": list(sizes.nodes),
+            "ask": "control plane src-cp from src to dst (both clusters N nodes)",
+            "repeats": sizes.repeats,
+        },
+        samples={"costs": [c.__dict__ for c in costs]},
+    )
+    for cost in costs:
+        flat = cost.requests == smallest.requests and (
+            cost.bytes_received <= smallest.bytes_received * FLAT_BYTES
+        )
+        result.figures.append(
+            Figure(
+                f"requests / bytes received per check, {cost.nodes:,} nodes",
+                cost.requests,
+                "requests",
+                f"{cost.bytes_received:,} B received; at {smallest.nodes:,} nodes: "
+                f"{smallest.requests} requests, {smallest.bytes_received:,} B; "
+                f"one list of the nodes: {cost.list_bytes:,} B",
+                "flat" if flat else "NOT FLAT",
+            )
+        )
+    largest = costs[-1]
+    result.figures.append(
+        Figure(
+            f"time per check, {largest.nodes:,} nodes (median of {sizes.repeats})",
+            largest.seconds * 1000,
+            "ms",
+            f"{smallest.nodes:,} nodes: {smallest.seconds * 1000:.1f} ms; "
+            f"one list of {largest.nodes:,} nodes: {largest.list_seconds * 1000:.0f} ms",
+            "flat" if largest.seconds < max(smallest.seconds * 2, 0.05) else "grows",
+        )
+    )
+    return result

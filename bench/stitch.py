@@ -1,0 +1,317 @@
+"""Stitch: N single-node clusters into one target, one batch vs one migration after another.
+
+Measured: a batch (`joinops.batch.plan_nodes` + `create_batch`, started the way an approval
+starts it) carried out by real `joinops worker` processes with `max_parallel` set, from the
+batch's start to its final event. Compared against the same N migrations, checked beforehand,
+enqueued one after another on the same workers, each waited for before the next. Also: API
+requests per node (every cluster's request log, planning included, divided by N), and the peak
+number of migrations observed running at once.
+
+Every run gets its own target and sources in one simulated world, so the workers start once.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from bench.report import Figure, Result
+from bench.support import (
+    Footprint,
+    fresh_redis,
+    median,
+    settings_for,
+    start_worker,
+    stop_process,
+    wait_final,
+    wait_workers_ready,
+    write_config,
+)
+from joinops import batch as batches
+from joinops.asks import MigrationAsk
+from joinops.clusters import ClusterRegistry
+from joinops.events import EventKind, RedisEventLog
+from joinops.lifecycle import State
+from joinops.model import Role
+from joinops.queue import enqueue_batch_advance, enqueue_migration
+from joinops.rules import check
+from joinops.settings import Settings
+from joinops.store import Request, RequestStore
+from kubesim import Cluster, NodeSpec, World
+
+BATCH_TIMEOUT = 300.0  # seconds one run may take before the benchmark gives up
+
+
+@dataclass(frozen=True)
+class Sizes:
+    nodes: int  # single-node source clusters stitched into one target
+    join_seconds: float  # simulated reset-and-join time of each node
+    workers: int  # `joinops worker` processes
+    max_parallel: int  # the batch's `max_parallel` setting
+    repeats: int  # runs of each kind (batch, one after another)
+
+
+@dataclass
+class Run:
+    """One stitch: its own target and sources, named by the run's number."""
+
+    number: int
+    nodes: int
+
+    @property
+    def target(self) -> str:
+        return f"big-{self.number}"
+
+    def source(self, i: int) -> str:
+        return f"r{self.number}-host-{i}"
+
+    def node(self, i: int) -> str:
+        return f"r{self.number}-node-{i}"
+
+    @property
+    def cluster_names(self) -> list[str]:
+        return [self.target] + [self.source(i) for i in range(1, self.nodes + 1)]
+
+    def clusters(self, world: World) -> list[Cluster]:
+        return [world.cluster(n) for n in self.cluster_names]
+
+
+def build_world(world: World, runs: list[Run]) -> None:
+    for run in runs:
+        world.add_cluster(
+            run.target,
+            version="v1.32.2",
+            control_plane_endpoint=f"cp.{run.target}.test:6443",
+            nodes=[NodeSpec(f"{run.target}-cp", role="control-plane")],
+        )
+        for i in range(1, run.nodes + 1):
+            world.add_cluster(
+                run.source(i),
+                version="v1.32.1",
+                control_plane_endpoint=f"{run.source(i)}.test:6443",
+                nodes=[NodeSpec(run.node(i), role="control-plane")],
+            )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    seconds: float  # from the first start to the last end (planning excluded)
+    peak: int  # most migrations seen running at once
+    planning_requests: int  # API requests made before the start (rule checks, lookups)
+
+
+Counter = Callable[[], int]  # API requests so far, over the run's clusters
+
+
+def as_batch(settings: Settings, connection: redis.Redis, run: Run, requests: Counter) -> Outcome:
+    """Plan, store as approved, start; wait for the batch's final event."""
+    registry = ClusterRegistry(settings)
+    nodes = [run.node(i) for i in range(1, run.nodes + 1)]
+    plan = batches.plan_nodes(nodes, None, run.target, Role.WORKER, registry)
+    if not plan.allowed:
+        raise RuntimeError(batches.render(plan))
+    batch = batches.create_batch(
+        RequestStore(connection),
+        plan,
+        requester="UBENCH",
+        decided_by="UBENCH",
+        state=State.APPROVED,
+    )
+    planning = requests()
+    started = time.perf_counter()
+    enqueue_batch_advance(connection, batch.id)
+    final = wait_final(connection, batch.id, BATCH_TIMEOUT)
+    seconds = time.perf_counter() - started
+    if final.state != str(State.SUCCEEDED):
+        raise RuntimeError(f"batch {batch.id}: {final.text}")
+    children = [c for c in batch.extra.get("children", "").split(",") if c]
+    return Outcome(seconds, peak_concurrency(connection, children), planning)
+
+
+def one_after_another(
+    settings: Settings, connection: redis.Redis, run: Run, requests: Counter
+) -> Outcome:
+    """Check all first; then store, start and wait for each migration alone. Seconds from the
+    first start to the last end. (A request is stored only when it starts: an approved request
+    without a job would be picked up by the workers' recovery loop.)"""
+    registry = ClusterRegistry(settings)
+    store = RequestStore(connection)
+    verdicts = []
+    for i in range(1, run.nodes + 1):
+        ask = MigrationAsk(run.node(i), run.source(i), run.target, Role.WORKER)
+        verdict = check(ask, registry.get(ask.source), registry.get(ask.target))
+        if not verdict.allowed:
+            raise RuntimeError(f"{ask.node}: {[f.text for f in verdict.findings]}")
+        verdicts.append(verdict)
+    planning = requests()
+    started = time.perf_counter()
+    for verdict in verdicts:
+        ask = verdict.ask
+        request = store.create(
+            Request(
+                id="",
+                node=ask.node,
+                source=ask.source,
+                target=ask.target,
+                role=ask.role,
+                state=State.APPROVED,
+                requester="UBENCH",
+                decided_by="UBENCH",
+                destroys_source=verdict.destroys_source,
+                from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
+            )
+        )
+        enqueue_migration(connection, settings, request.id)
+        final = wait_final(connection, request.id, BATCH_TIMEOUT)
+        if final.state != str(State.SUCCEEDED):
+            raise RuntimeError(f"{request.node}: {final.text}")
+    return Outcome(time.perf_counter() - started, 1, planning)
+
+
+def peak_concurrency(connection: redis.Redis, batch_children: list[str]) -> int:
+    """The most migrations running at once, from their first step start to their final event."""
+    log = RedisEventLog(connection)
+    points: list[tuple[float, int]] = []
+    for child in batch_children:
+        events = log.history(child)
+        starts = [e.at for e in events if e.kind is EventKind.STEP_STARTED]
+        ends = [e.at for e in events if e.is_final]
+        if starts and ends:
+            points += [(min(starts), 1), (max(ends), -1)]
+    level = peak = 0
+    for _, step in sorted(points):
+        level += step
+        peak = max(peak, level)
+    return peak
+
+
+def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
+    batch_runs = [Run(n, sizes.nodes) for n in range(1, sizes.repeats + 1)]
+    serial_runs = [Run(n, sizes.nodes) for n in range(sizes.repeats + 1, 2 * sizes.repeats + 1)]
+    connection = fresh_redis(url)
+    with (
+        World(join_seconds=sizes.join_seconds) as world,
+        tempfile.TemporaryDirectory(prefix="bench-stitch-") as tmp,
+    ):
+        build_world(world, batch_runs + serial_runs)
+        directory = Path(tmp)
+        config = write_config(world, directory, max_parallel=sizes.max_parallel)
+        workers = [
+            start_worker(config, url, directory / f"worker-{i}.log") for i in range(sizes.workers)
+        ]
+        samples: dict[str, list[Any]] = {
+            f"{kind}_{what}": []
+            for kind in ("batch", "serial")
+            for what in ("seconds", "requests_per_node", "planning_requests_per_node")
+        }
+        samples["peak_concurrency"] = []
+        try:
+            wait_workers_ready(connection, sizes.workers)
+            for process in workers:
+                footprint.sample("worker", process.pid, idle=True)
+            for kind, runs, how in (
+                ("batch", batch_runs, as_batch),
+                ("serial", serial_runs, one_after_another),
+            ):
+                for stitch in runs:
+                    clusters = stitch.clusters(world)
+                    for cluster in clusters:
+                        cluster.reset_requests()
+                    # The operator's configuration: this run's clusters only (a node's source
+                    # is looked up across all configured clusters).
+                    settings = settings_for(
+                        world, directory, url, stitch.cluster_names, max_parallel=sizes.max_parallel
+                    )
+
+                    def count(clusters: list[Cluster] = clusters) -> int:
+                        return sum(len(c.requests) for c in clusters)
+
+                    outcome = how(settings, connection, stitch, count)
+                    samples[f"{kind}_seconds"].append(outcome.seconds)
+                    samples[f"{kind}_requests_per_node"].append(count() / sizes.nodes)
+                    samples[f"{kind}_planning_requests_per_node"].append(
+                        outcome.planning_requests / sizes.nodes
+                    )
+                    if kind == "batch":
+                        samples["peak_concurrency"].append(outcome.peak)
+                    _verify(world, stitch)
+            for process in workers:
+                footprint.sample("worker", process.pid)
+        finally:
+            for process in workers:
+                stop_process(process)
+    connection.flushdb()
+    return _result(sizes, samples)
+
+
+def _verify(world: World, stitch: Run) -> None:
+    target = world.cluster(stitch.target)
+    for i in range(1, stitch.nodes + 1):
+        node = target.node(stitch.node(i))
+        conditions = (node or {}).get("status", {}).get("conditions", [])
+        if not any(c["type"] == "Ready" and c["status"] == "True" for c in conditions):
+            raise RuntimeError(f"{stitch.node(i)} is not Ready in {stitch.target}")
+
+
+def _result(sizes: Sizes, samples: dict[str, Any]) -> Result:
+    ours, theirs = median(samples["batch_seconds"]), median(samples["serial_seconds"])
+    n, width = sizes.nodes, sizes.max_parallel
+    per_node = theirs / n  # one migration alone, on these workers
+    ideal = math.ceil(n / width) * per_node
+    peak = max(samples["peak_concurrency"])
+    planning = median(samples["batch_planning_requests_per_node"])
+    serial_planning = median(samples["serial_planning_requests_per_node"])
+    return Result(
+        "stitch",
+        "Stitch",
+        params={
+            "nodes": n,
+            "join_seconds": sizes.join_seconds,
+            "workers": sizes.workers,
+            "max_parallel": width,
+            "repeats": sizes.repeats,
+        },
+        samples=samples,
+        figures=[
+            Figure(
+                f"{n} single-node clusters into one as one batch, {sizes.join_seconds:g} s "
+                f"joins (median of {sizes.repeats})",
+                ours,
+                "s",
+                f"one after another: {theirs:.1f} s ({per_node:.2f} s each); ideal at "
+                f"max_parallel {width}: {math.ceil(n / width)} rounds, {ideal:.1f} s",
+                f"{ideal / ours:.0%} of ideal",
+            ),
+            Figure(
+                "speed-up over one after another",
+                theirs / ours,
+                "x",
+                f"ideal: {n / math.ceil(n / width):.0f}x ({sizes.workers} workers, "
+                f"max_parallel {width})",
+                "",
+            ),
+            Figure(
+                "most migrations running at once",
+                peak,
+                "",
+                f"max_parallel {width}",
+                "as configured" if peak == min(width, n) else "NOT AS CONFIGURED",
+            ),
+            Figure(
+                "API requests per node, all clusters",
+                median(samples["batch_requests_per_node"]),
+                "requests",
+                f"one after another: {median(samples['serial_requests_per_node']):.1f}; of "
+                f"which planning: {planning:.1f} (batch, sources looked up by name) vs "
+                f"{serial_planning:.1f}",
+                "",
+            ),
+        ],
+    )

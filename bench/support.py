@@ -1,0 +1,198 @@
+"""What the benchmarks share: simulated worlds wired to settings, processes, statistics.
+
+A few lines here repeat `tests/support` on purpose: the benchmarks must run without pytest
+and without importing the test tree.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import redis
+import yaml
+
+from joinops.events import Event, RedisEventLog
+from joinops.settings import FileConfig, Secrets, Settings, build_settings
+from kubesim import World
+
+REDIS_URL_ENV = "JOINOPS_BENCH_REDIS_URL"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/6"  # db 6: the tests own dbs 8 and 9
+TEST_DATABASES = (8, 9)
+APPROVERS = ["UAPPROVER1"]
+
+
+def redis_url() -> str:
+    """The benchmarks' Redis database; it is flushed, so never one the tests use."""
+    url = os.environ.get(REDIS_URL_ENV, DEFAULT_REDIS_URL)
+    database = int((urlparse(url).path or "/0").lstrip("/") or 0)
+    if database in TEST_DATABASES:
+        raise SystemExit(f"{REDIS_URL_ENV}={url}: databases 8 and 9 belong to the tests")
+    return url
+
+
+def fresh_redis(url: str) -> redis.Redis:
+    """A client on the benchmarks' database, emptied."""
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    return client
+
+
+# --- settings for a simulated world ---
+
+
+def config_dict(
+    world: World, kubeconfig: Path, only: Iterable[str] | None = None, **overrides: Any
+) -> dict[str, Any]:
+    """joinops' configuration for the clusters of `world` (or `only` these); timeouts stay at
+    their defaults."""
+    world.write_kubeconfig(kubeconfig)
+    names = list(world.clusters) if only is None else list(only)
+    config: dict[str, Any] = {
+        "clusters": {name: {"kubeconfig": str(kubeconfig), "context": name} for name in names},
+        "approvers": APPROVERS,
+    }
+    config.update(overrides)
+    return config
+
+
+def write_config(world: World, directory: Path, **overrides: Any) -> Path:
+    path = directory / "joinops.yaml"
+    path.write_text(yaml.safe_dump(config_dict(world, directory / "kubeconfig", **overrides)))
+    return path
+
+
+def settings_for(
+    world: World, directory: Path, url: str, only: Iterable[str] | None = None, **overrides: Any
+) -> Settings:
+    raw = config_dict(world, directory / "kubeconfig", only, **overrides)
+    return build_settings(FileConfig.model_validate(raw), Secrets(redis_url=url))
+
+
+# --- processes ---
+
+
+def start_process(
+    args: list[str], log: Path, env: dict[str, str] | None = None, module: str = "joinops"
+) -> subprocess.Popen[bytes]:
+    """`python -m MODULE ARGS` in its own process group, output to `log`."""
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *args],
+        env={**os.environ, **(env or {})},
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def start_worker(config: Path, url: str, log: Path) -> subprocess.Popen[bytes]:
+    """A real `joinops worker` process."""
+    name = f"bench-{log.stem}-{uuid.uuid4().hex[:8]}"
+    env = {"JOINOPS_CONFIG": str(config), "REDIS_URL": url}
+    return start_process(["worker", "--name", name], log, env)
+
+
+def stop_process(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+    """SIGTERM the process group, SIGKILL it after `grace` seconds."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def wait_workers_ready(connection: redis.Redis, count: int, timeout: float = 60.0) -> None:
+    """Until `count` RQ workers have registered (imports done, listening on the queue)."""
+    from rq import Worker
+
+    deadline = time.monotonic() + timeout
+    while len(Worker.all(connection=connection)) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{count} workers did not register within {timeout:.0f} s")
+        time.sleep(0.1)
+
+
+def wait_final(connection: redis.Redis, request_id: str, timeout: float) -> Event:
+    """Block on the request's event stream until its final state event."""
+    deadline = time.monotonic() + timeout
+    for event in RedisEventLog(connection).follow(request_id, block_ms=500):
+        if event is not None and event.is_final:
+            return event
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{request_id}: not finished within {timeout:.0f} s")
+    raise AssertionError("the event stream ended")
+
+
+class Footprint:
+    """Peak resident memory (VmHWM) per role, over every process sampled for it."""
+
+    def __init__(self) -> None:
+        self.peak_kib: dict[str, int] = {}
+        self.idle_kib: dict[str, int] = {}
+
+    def sample(self, role: str, pid: int, idle: bool = False) -> None:
+        """Read the process's high-water mark now (call it before the process ends)."""
+        kib = proc_status_kib(pid, "VmRSS" if idle else "VmHWM")
+        if kib is None:
+            return
+        book = self.idle_kib if idle else self.peak_kib
+        book[role] = max(book.get(role, 0), kib)
+
+
+def proc_status_kib(pid: int, field: str) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return None
+
+
+# --- statistics ---
+
+
+def median(values: Iterable[float]) -> float:
+    return float(statistics.median(list(values)))
+
+
+def percentile(values: Iterable[float], q: float) -> float:
+    """The q-th percentile (0-100), nearest rank: a value that was actually observed."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("no values")
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "nproc": len(os.sched_getaffinity(0)),  # what `nproc` prints
+        "cpu": model or platform.processor() or "unknown",
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
