@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 GROUP = "joinops-bot"
 CLAIMED = "joinops:bot:relayed:"  # + stream entry id: this entry was handled
 CLAIM_TTL = 7 * 86400
+CHANGES_STATUS = frozenset(
+    {EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS, EventKind.STATE}
+)
 STALE_MS = 60_000  # an entry another consumer got but did not acknowledge in this long is taken
 
 
@@ -201,6 +204,8 @@ class Relay:
         text = reply_for(event, request, self.ctx)
         if text is not None:
             self.messages.reply(request, text)
+        if event.kind not in CHANGES_STATUS:
+            return  # a step's outcome is a reply; the status line changes with the next start
         now = time.monotonic()
         recently = now - self._last_refresh.get(request.id, 0.0) < self.progress_every
         if event.kind is EventKind.PROGRESS and recently:
