@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import urllib3
 import yaml
 from kubernetes import watch
 from kubernetes.client.exceptions import ApiException
@@ -321,7 +322,7 @@ def wait_joined(run: Run) -> str:
                 return messages.joined(
                     run.request.node, run.request.target, run.ctx.clock() - started
                 )
-        except (ClusterUnreachable, ApiException, OSError):
+        except (ClusterUnreachable, ApiException, OSError, urllib3.exceptions.HTTPError):
             run.ctx.redis.ping()  # a dead Redis should fail the job, not loop here
             time.sleep(1.0)  # the target's API is away for a moment; the deadline still holds
     raise PermanentError(
