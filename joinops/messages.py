@@ -213,13 +213,35 @@ def joined(node: str, target: str, seconds: float) -> str:
     return f"`{node}` is Ready in {target} ({seconds:.1f} s after the agent started)."
 
 
-def never_joined(request: Any, unit: str, timeout: timedelta) -> str:
+def never_joined(
+    request: Any,
+    unit: str,
+    timeout: timedelta,
+    target_unreachable: bool = False,
+    tokens_left: tuple[str, ...] = (),
+) -> str:
+    """`tokens_left`: ids of the request's bootstrap tokens that could not be deleted."""
+    seen = (
+        f"{request.target}'s API did not answer at the end of the wait, so whether it has "
+        f"registered there is not known"
+        if target_unreachable
+        else f"it has not registered in {request.target}"
+    )
+    if tokens_left:
+        secrets = ", ".join(f"kube-system/bootstrap-token-{t}" for t in tokens_left)
+        token = (
+            f"Its bootstrap token could not be deleted ({request.target} did not answer): "
+            f"delete Secret {secrets} in {request.target} once it answers (or let the "
+            f"retry do it); it expires by itself."
+        )
+    else:
+        token = "Its bootstrap token has been deleted."
     return (
         f"`{request.node}` did not become Ready in {request.target} within "
         f"{_minutes(timeout)}. Where it is: the node agent reset it, so it has left "
-        f"{request.source} (NotReady there), and it has not registered in {request.target}. "
+        f"{request.source} (NotReady there), and {seen}. "
         f"How to look: on the host, `journalctl -u {unit}` shows the join; "
-        f"`kubectl get nodes` in {request.target}. Its bootstrap token has been deleted. "
+        f"`kubectl get nodes` in {request.target}. {token} "
         f"Next: fix the cause, then `/join retry {request.id}` (or `joinops migrate` again) to "
         f"wait for it again, or re-join the host by hand with fresh material from "
         f"`joinops ignition --cluster {request.target}`."

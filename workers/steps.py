@@ -316,17 +316,33 @@ def wait_joined(run: Run) -> str:
         deadline = run.ctx.clock() + run.ctx.settings.timeouts.join.total_seconds()
         run.remember("wait-joined", deadline=deadline)
     started = run.ctx.clock()
+    unreachable = False  # did the target's API fail to answer the last watch?
     while run.ctx.clock() < deadline:
         try:
             if _watch_ready(run.target, run.request.node, deadline - run.ctx.clock()):
                 return messages.joined(
                     run.request.node, run.request.target, run.ctx.clock() - started
                 )
+            unreachable = False
         except (ClusterUnreachable, ApiException, OSError, urllib3.exceptions.HTTPError):
+            unreachable = True
             run.ctx.redis.ping()  # a dead Redis should fail the job, not loop here
             time.sleep(1.0)  # the target's API is away for a moment; the deadline still holds
+    # delete the token now, so that the message can say whether it is gone
+    tokens = tuple(run.memory("join-material").get("token_ids", []))
+    try:
+        _delete_tokens(run)
+        tokens = ()
+    except ClusterError:
+        pass  # the ids stay remembered: a retry deletes them
     raise PermanentError(
-        messages.never_joined(run.request, agent.unit_name(run.id), run.ctx.settings.timeouts.join)
+        messages.never_joined(
+            run.request,
+            agent.unit_name(run.id),
+            run.ctx.settings.timeouts.join,
+            target_unreachable=unreachable,
+            tokens_left=tokens,
+        )
     )
 
 
