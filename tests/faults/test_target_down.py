@@ -60,9 +60,14 @@ def test_target_down_past_the_join_timeout_fails_clearly_in_time(world, make_ctx
     assert b.node(NODE) is None
     assert a.node(NODE) is not None and not node_ready(a, NODE)  # left behind, NotReady
 
+    assert "clusterB's API did not answer at the end of the wait" in final.outcome
+
     # the token's deletion was tried; the target refused every connection, so it is still
-    # there, and its id is kept for the retry to delete
+    # there: the outcome says so and names it, and its id is kept for the retry to delete
     token_id = ctx.records.get(request.id, "join-material").data["token_id"]
     assert attempted and set(attempted) == {token_id}
     assert b.secret("kube-system", f"bootstrap-token-{token_id}") is not None
+    assert "Its bootstrap token could not be deleted (clusterB did not answer)" in final.outcome
+    assert f"kube-system/bootstrap-token-{token_id}" in final.outcome
+    assert "has been deleted" not in final.outcome
     assert ctx.records.get(request.id, "join-material").data["token_ids"] == [token_id]
