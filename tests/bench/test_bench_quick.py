@@ -1,0 +1,62 @@
+"""`python -m bench --quick` on the cheap benchmarks: it runs, and its JSON has the documented
+shape. No timing is asserted here: speed targets live in bench/, not in tests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.__main__ import main
+from bench.support import percentile, redis_url
+
+FIGURE_KEYS = {"name", "value", "unit", "compared_to", "verdict"}
+RESULT_KEYS = {"name", "title", "params", "figures", "samples", "status", "note", "seconds"}
+
+
+def test_quick_run_writes_the_table_as_json(tmp_path, capsys):
+    assert main(["--quick", "--only", "check_cost,drain", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "latest-quick.json").read_text())
+    assert report["schema"] == 1 and report["mode"] == "quick"
+    assert set(report["machine"]) == {"nproc", "cpu", "python", "system"}
+    assert report["machine"]["nproc"] >= 1
+    assert [r["name"] for r in report["results"]] == ["check_cost", "drain"]
+    for result in report["results"]:
+        assert set(result) == RESULT_KEYS
+        assert result["status"] == "ok", result["note"]
+        assert result["figures"]
+        for figure in result["figures"]:
+            assert set(figure) == FIGURE_KEYS
+            assert isinstance(figure["value"], int | float)
+            assert figure["compared_to"]
+    check = report["results"][0]
+    assert [c["nodes"] for c in check["samples"]["costs"]] == [10, 1000]
+    drain = report["results"][1]["samples"]
+    assert len(drain["joinops_seconds"]) == 2 and len(drain["baseline_seconds"]) == 1
+    dated = sorted(p.name for p in tmp_path.iterdir())
+    assert any(n.endswith("-quick.json") and n[:4].isdigit() for n in dated)
+    assert any(n.endswith("-quick.md") for n in dated)
+    table = capsys.readouterr().out
+    assert "| Benchmark | Figure | joinops | Compared against | Verdict |" in table
+    assert "Check cost vs cluster size" in table and "Drain" in table
+
+
+def test_unknown_benchmark_is_a_usage_error(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--only", "nope", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+
+
+def test_percentile_is_nearest_rank():
+    values = list(range(1, 501))  # 1..500
+    assert percentile(values, 50) == 250
+    assert percentile(values, 99) == 495
+    assert percentile(values, 100) == 500
+    assert percentile([7.0], 99) == 7.0
+
+
+@pytest.mark.parametrize("database", [8, 9])
+def test_the_tests_redis_databases_are_refused(monkeypatch, database):
+    monkeypatch.setenv("JOINOPS_BENCH_REDIS_URL", f"redis://127.0.0.1:6379/{database}")
+    with pytest.raises(SystemExit):
+        redis_url()
