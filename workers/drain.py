@@ -71,6 +71,9 @@ class Drainer:
         self._remaining: dict[str, str] = {}  # uid -> ns/name
         self._lock = threading.Lock()
         self._give_up = threading.Event()
+        self._unanswered = 0  # evictions still waiting for the answer to their first attempt
+        self._answered = threading.Event()  # every eviction had an answer to its first attempt
+        self._forbidden: ClusterError | None = None  # a 401/403: retrying cannot help
 
     def run(self) -> DrainResult:
         pods, resource_version = self._pods_on_node()
@@ -78,13 +81,24 @@ class Drainer:
         total = len(self._remaining)
         if total:
             self.progress(f"{total} pods to move off {self.node}")
+        self._unanswered = len(to_evict)
+        if not to_evict:
+            self._answered.set()
         with ThreadPoolExecutor(PARALLEL_EVICTIONS, thread_name_prefix="evict") as pool:
             for pod in to_evict:
                 pool.submit(self._evict, pod)
             try:
-                self._watch_until_gone(resource_version, total)
+                # A refusal of the evictions themselves (403) must end the drain at once, not
+                # at its deadline: hear every eviction's first answer before watching.
+                self._answered.wait(
+                    max(0.0, min(self.cluster.timeout, self.deadline - self.clock()))
+                )
+                if self._forbidden is None:
+                    self._watch_until_gone(resource_version, total)
             finally:
                 self._give_up.set()
+        if self._forbidden is not None:
+            raise self._forbidden
         self.result.remaining = sorted(self._remaining.values())
         return self.result
 
@@ -123,13 +137,25 @@ class Drainer:
             sleep=self._sleep,  # backoff ends at once when the drain gives up
             reraise=True,
         )
+        first = True
         try:
             for attempt in retrying:
                 with attempt:
-                    self._evict_once(name, namespace, body)
+                    try:
+                        self._evict_once(name, namespace, body)
+                    finally:
+                        if first:
+                            first = False
+                            self._first_answer()
         except ApiException as e:
             if e.status != 429:
                 self._note_blocker(f"{namespace}/{name}", _explain(e))
+
+    def _first_answer(self) -> None:
+        with self._lock:
+            self._unanswered -= 1
+            if self._unanswered <= 0:
+                self._answered.set()
 
     def _sleep(self, seconds: float) -> None:
         self._give_up.wait(seconds)
@@ -147,6 +173,12 @@ class Drainer:
                 with self._lock:
                     self.result.rate_limited += 1
                 self._note_blocker(f"{namespace}/{name}", _explain(e))
+            if e.status in (401, 403):
+                with self._lock:  # the credentials lack the right: stop the whole drain
+                    self._forbidden = self._forbidden or self.cluster._translate(
+                        "create", f"pods/{name}/eviction", e
+                    )
+                self._give_up.set()
             raise
         EVICTIONS.inc()
         with self._lock:
@@ -159,7 +191,7 @@ class Drainer:
 
     def _watch_until_gone(self, resource_version: str, total: int) -> None:
         reported = 0
-        while self._remaining and not self._give_up.is_set():
+        while self._remaining and not self._give_up.is_set() and self._forbidden is None:
             left = self.deadline - self.clock()
             if left <= 0 or self.stopped():
                 return
