@@ -41,13 +41,13 @@ FULL = Plan(
     check=check_cost.Sizes(nodes=(10, 1_000, 10_000), repeats=5),
     drain=drain.Sizes(pods=100, grace=1.0, repeats=5, baseline_repeats=1),
     stitch=stitch.Sizes(nodes=16, join_seconds=1.0, workers=4, max_parallel=4, repeats=3),
-    ack=ack.Sizes(commands=500, concurrency=25, rounds=3, warmup=50),
+    ack=ack.Sizes(commands=500, concurrency=25, rounds=3, warmup=50, single=50),
 )
 QUICK = Plan(
     check=check_cost.Sizes(nodes=(10, 1_000), repeats=2),
     drain=drain.Sizes(pods=20, grace=0.2, repeats=2, baseline_repeats=1),
     stitch=stitch.Sizes(nodes=4, join_seconds=0.2, workers=2, max_parallel=2, repeats=1),
-    ack=ack.Sizes(commands=100, concurrency=10, rounds=1, warmup=10),
+    ack=ack.Sizes(commands=100, concurrency=10, rounds=1, warmup=10, single=10),
 )
 
 
