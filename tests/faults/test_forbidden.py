@@ -25,6 +25,7 @@ PODS = ["web-0", "web-1", "web-2"]
         # the bootstrap token, in the target
         ("clusterB", "secrets", "join-material", "may not create secrets/bootstrap-token-"),
     ],
+    ids=["evictions-in-source", "secrets-in-source", "token-in-target"],
 )
 def test_a_permission_denied_is_reported_at_once_and_the_node_left_as_it_was(
     cluster, resource, step, named, world, make_ctx
@@ -33,15 +34,15 @@ def test_a_permission_denied_is_reported_at_once_and_the_node_left_as_it_was(
     for name in PODS:
         a.add_pod(NODE, name, labels={"app": "web"}, owner_kind="ReplicaSet")
     world.cluster(cluster).rbac.deny("create", resource)
-    ctx = make_ctx(timeouts={"drain": "20s"})
+    ctx = make_ctx(timeouts={"drain": "60s"})
     request = approved_request(ctx, NODE, "clusterA", "clusterB")
 
     started = time.monotonic()
     assert run_request(ctx, request.id) is State.FAILED
     took = time.monotonic() - started
 
-    # at once: not after retries, nor at the drain's timeout
-    assert took < 3, took
+    # at once: not after retries, nor at the drain's timeout (60 s)
+    assert took < 5, took
     history = ctx.reporter.history(request.id)
     assert not [e for e in history if e.kind == "step-retrying"]
     refused = [r for r in world.cluster(cluster).requests if r.status == 403]

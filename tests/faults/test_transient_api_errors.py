@@ -24,7 +24,7 @@ def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeed
     a, b = world.cluster("clusterA"), world.cluster("clusterB")
     for i in range(3):
         a.add_pod(NODE, f"web-{i}", labels={"app": "web"}, owner_kind="ReplicaSet")
-    ctx = make_ctx(timeouts={"api": "1s"})  # one API call; a held call times out after it
+    ctx = make_ctx(timeouts={"api": "2s"})  # one API call; a held call times out after it
     request = approved_request(ctx, NODE, "clusterA", "clusterB")
 
     # the target fails the token's creation once (join-material), the source the cordon twice
@@ -33,9 +33,9 @@ def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeed
     # the source takes too long to answer the agent pod's creation, though it does create it;
     # the target too long to label the node (cleanup), though it does label it
     a.faults.add(
-        latency_seconds=2, path_contains=f"/namespaces/{AGENT_NAMESPACE}/pods", method="POST"
+        latency_seconds=3, path_contains=f"/namespaces/{AGENT_NAMESPACE}/pods", method="POST"
     )
-    b.faults.add(latency_seconds=2, path_contains=f"/api/v1/nodes/{NODE}", method="PATCH")
+    b.faults.add(latency_seconds=3, path_contains=f"/api/v1/nodes/{NODE}", method="PATCH")
 
     assert run_request(ctx, request.id) is State.SUCCEEDED, ctx.store.get(request.id).outcome
 
