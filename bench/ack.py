@@ -27,6 +27,7 @@ from bench import load
 from bench.report import Figure, Result
 from bench.support import (
     Footprint,
+    cpu_seconds,
     fresh_redis,
     median,
     percentile,
@@ -72,9 +73,12 @@ class Round:
     errors: int  # answers that were not HTTP 200
     seconds: float  # wall time of the round's sends
     posted_seconds: float  # after the last ack, until every request message was posted
+    cpu_ms_per_command: float  # the server's CPU time over the round, per command
 
     @classmethod
-    def of(cls, answers: list[load.Answer], seconds: float, posted_seconds: float) -> Round:
+    def of(
+        cls, answers: list[load.Answer], seconds: float, posted_seconds: float, cpu: float
+    ) -> Round:
         ms = [a.seconds * 1000 for a in answers]
         return cls(
             p50_ms=percentile(ms, 50),
@@ -83,6 +87,7 @@ class Round:
             errors=sum(a.status != 200 for a in answers),
             seconds=seconds,
             posted_seconds=posted_seconds,
+            cpu_ms_per_command=cpu * 1000 / len(answers),
         )
 
 
@@ -123,6 +128,7 @@ def rounds(
     texts: Callable[[int], list[str]],
     response_url: str,
     pace: Pace,
+    pid: int,
     posted: Callable[[int], None] | None = None,
 ) -> list[Round]:
     """Warm up, then `pace.repeats` rounds of `pace.count` commands, so many at a time. With
@@ -132,6 +138,7 @@ def rounds(
     out = []
     for number in range(pace.repeats + 1):  # round 0 warms up
         size = pace.warmup if number == 0 else pace.count
+        cpu = cpu_seconds(pid)
         started = time.perf_counter()
         answers = loader.submit(
             load.fire, url, SECRET, texts(size), pace.concurrency, response_url
@@ -141,9 +148,8 @@ def rounds(
         if posted is not None:
             posted(sent)
         if number > 0:
-            out.append(
-                Round.of(answers, seconds, posted_seconds=time.perf_counter() - started - seconds)
-            )
+            waited = time.perf_counter() - started - seconds
+            out.append(Round.of(answers, seconds, waited, cpu_seconds(pid) - cpu))
     return out
 
 
@@ -204,9 +210,9 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
         try:
             wait_healthy(f"http://127.0.0.1:{port}/healthz", bot, bot_log)
             footprint.sample("bot", bot.pid, idle=True)
-            quick = rounds(loader, events, help_only, response_url, burst)
-            ours = rounds(loader, events, valid, response_url, burst, posted=waiter())
-            single = rounds(loader, events, valid, response_url, alone, posted=waiter())
+            quick = rounds(loader, events, help_only, response_url, burst, bot.pid)
+            ours = rounds(loader, events, valid, response_url, burst, bot.pid, waiter())
+            single = rounds(loader, events, valid, response_url, alone, bot.pid, waiter())
             footprint.sample("bot", bot.pid)
         finally:
             stop_process(bot)
@@ -216,8 +222,8 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
         try:
             wait_healthy(f"http://127.0.0.1:{port}/", floor, floor_log)
             events = f"http://127.0.0.1:{port}/slack/events"
-            theirs = rounds(loader, events, valid, response_url, burst)
-            floor_single = rounds(loader, events, valid, response_url, alone)
+            theirs = rounds(loader, events, valid, response_url, burst, floor.pid)
+            floor_single = rounds(loader, events, valid, response_url, alone, floor.pid)
         finally:
             stop_process(floor)
         connection.flushdb()
@@ -296,6 +302,15 @@ def _result(sizes: Sizes, burst: dict[str, list[Round]], alone: dict[str, list[R
                 "ms",
                 f"bare bolt app: {floor_single:.1f} ms; performance.md: bolt about 12 ms",
                 _near(single, floor_single),
+            ),
+            Figure(
+                "bot CPU per valid command (ack, rule check, request message)",
+                med("joinops", "cpu_ms_per_command"),
+                "ms",
+                f"per `/join help`: {med('joinops_help', 'cpu_ms_per_command'):.1f} ms; bare bolt "
+                f"app: {med('bolt_floor', 'cpu_ms_per_command'):.1f} ms",
+                f"at most {1000 / med('joinops', 'cpu_ms_per_command'):.0f} commands/s "
+                "in one process",
             ),
             Figure(
                 "answers other than HTTP 200",

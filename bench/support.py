@@ -164,6 +164,15 @@ def proc_status_kib(pid: int, field: str) -> int | None:
     return None
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used so far (0.0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 # --- statistics ---
 
 
