@@ -8,10 +8,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import urllib3
 import yaml
 from kubernetes import watch
+from kubernetes.client.exceptions import ApiException
 
-from joinops.errors import ClusterConflict, ClusterNotFound
+from joinops.errors import ClusterConflict, ClusterNotFound, ClusterUnreachable
 from joinops.joinmaterial import BootstrapToken, ca_cert_hash, token_secret
 from joinops.kube import KubeCluster
 from workers import agent
@@ -59,16 +61,24 @@ def wait_for_signature(
     while True:
         left = deadline - clock()
         stream = watch.Watch()
-        for event in stream.stream(
-            target.core.list_namespaced_config_map,
-            "kube-public",
-            field_selector="metadata.name=cluster-info",
-            timeout_seconds=max(1, int(min(left, 30))),
-            _request_timeout=max(1.0, min(left, 30)) + target.timeout,
-        ):
-            if key in (event["object"].data or {}):
-                stream.stop()
-                return True
+        try:
+            for event in stream.stream(
+                target.core.list_namespaced_config_map,
+                "kube-public",
+                field_selector="metadata.name=cluster-info",
+                timeout_seconds=max(1, int(min(left, 30))),
+                _request_timeout=max(1.0, min(left, 30)) + target.timeout,
+            ):
+                if key in (event["object"].data or {}):
+                    stream.stop()
+                    return True
+        except ApiException as e:  # the watch bypasses KubeCluster.call: translate here
+            raise target._translate("watch", "configmaps/cluster-info", e) from e
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise ClusterUnreachable(
+                target.name,
+                f"the API server at {target.server} did not answer ({type(e).__name__})",
+            ) from e
         if clock() >= deadline:
             return False
 

@@ -252,11 +252,16 @@ def start_agent(run: Run) -> str:
     if not run.ctx.store.set_flag_if_state(run.id, "agent_started", {State.RUNNING}):
         raise Cancelled()
     run.request.agent_started = True
-    if _material_stale(run) or not _token_usable(run):
-        prepare_join_material(run)
-        if not _token_usable(run):
-            raise PermanentError(messages.token_not_signed(run.request.target))
-    material.ensure_namespace(run.source, run.namespace)
+    try:
+        if _material_stale(run) or not _token_usable(run):
+            prepare_join_material(run)
+            if not _token_usable(run):
+                raise PermanentError(messages.token_not_signed(run.request.target))
+        material.ensure_namespace(run.source, run.namespace)
+    except Exception:
+        if not run.resuming:  # else an interrupted earlier run may have started the agent
+            _agent_not_started(run)
+        raise
     pod = agent.agent_pod(
         namespace=run.namespace,
         request_id=run.id,
@@ -275,12 +280,17 @@ def start_agent(run: Run) -> str:
     except ClusterConflict:
         pass  # created by an earlier, interrupted run
     except ClusterError:
-        run.ctx.store.update(run.id, agent_started=False)  # the node has not left: undo is safe
-        run.request.agent_started = False
+        _agent_not_started(run)
         raise
     return messages.agent_started(
         run.request.node, run.request.source, run.request.target, run.request.destroys_source
     )
+
+
+def _agent_not_started(run: Run) -> None:
+    """The node has not left the source: a failure may undo the earlier steps."""
+    run.ctx.store.update(run.id, agent_started=False)
+    run.request.agent_started = False
 
 
 def _material_stale(run: Run) -> bool:
