@@ -82,12 +82,19 @@ def _run_locked(ctx: EngineContext, request: Request) -> State:
         _rollback(run, step)
         return _finish(ctx, request, State.CANCELLED, messages.cancelled(request))
     except (PermanentError, ClusterError) as e:
-        return _fail(run, step, str(e) if isinstance(e, PermanentError) else e.detail)
+        return _fail(run, step, _reason(e))
     except Exception:
         log.exception("request %s: unexpected error in step %s", request.id, step.id)
         return _fail(run, step, messages.internal_error(step.id))
     seconds = ctx.clock() - (ctx.records.get(request.id, "check").started or request.created_at)
     return _finish(ctx, request, State.SUCCEEDED, messages.succeeded(request, seconds))
+
+
+def _reason(error: PermanentError | ClusterError) -> str:
+    """The failure in words; an API error names its cluster (once)."""
+    if isinstance(error, ClusterError) and error.cluster in error.detail:
+        return error.detail  # e.g. "the credentials for clusterA may not ..."
+    return str(error)  # "clusterB: watch configmaps/cluster-info failed: HTTP 500 ..."
 
 
 def _run_step(run: Run, step: Step, resumed: bool) -> None:
