@@ -17,6 +17,7 @@ from tests.support.faults import (
 from workers.runner import run_request
 
 NODE = "a-w-1"
+CLUSTER_INFO = "/api/v1/namespaces/kube-public/configmaps"
 STEPS = ["check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup"]
 
 
@@ -30,6 +31,8 @@ def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeed
     # the target fails the token's creation once (join-material), the source the cordon twice
     b.faults.add(status=500, path_contains="/namespaces/kube-system/secrets", method="POST")
     a.faults.add(status=503, path_contains=f"/api/v1/nodes/{NODE}", method="PATCH", times=2)
+    # the target fails the watch on its cluster-info once (is the token signed? before the agent)
+    b.faults.add(status=500, path_contains=CLUSTER_INFO, method="GET")
     # the source takes too long to answer the agent pod's creation, though it does create it;
     # the target too long to label the node (cleanup), though it does label it
     a.faults.add(
@@ -41,20 +44,17 @@ def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeed
 
     history = ctx.reporter.history(request.id)
     retrying = [(e.step, e.text) for e in history if e.kind == "step-retrying"]
-    assert [step for step, _ in retrying] == [
-        "join-material",
-        "cordon",
-        "cordon",
-        "agent",
-        "cleanup",
-    ]
-    texts = dict(retrying)
-    assert texts["join-material"].startswith("clusterB: create secrets/bootstrap-token-")
-    assert "HTTP 500" in texts["join-material"]
-    assert "clusterA: patch nodes/a-w-1 failed: HTTP 503" in texts["cordon"]
-    assert texts["agent"].startswith("clusterA: the API server at https://127.0.0.1:")
-    assert "did not answer (ReadTimeoutError)" in texts["agent"]
-    assert texts["cleanup"].startswith("clusterB: the API server")
+    steps = ["join-material", "cordon", "cordon", "agent", "agent", "cleanup"]
+    assert [step for step, _ in retrying] == steps
+    texts = [text for _, text in retrying]
+    assert texts[0].startswith("clusterB: create secrets/bootstrap-token-")
+    assert "HTTP 500" in texts[0]
+    assert texts[1] == texts[2]
+    assert "clusterA: patch nodes/a-w-1 failed: HTTP 503" in texts[1]
+    assert "clusterB: watch configmaps/cluster-info failed: HTTP 500" in texts[3]
+    assert texts[4].startswith("clusterA: the API server at https://127.0.0.1:")
+    assert "did not answer (ReadTimeoutError)" in texts[4]
+    assert texts[5].startswith("clusterB: the API server")
     # the Slack bot relays the global stream into the request's thread: they are there too
     relayed = [
         Event.from_json(fields[b"event"].decode()) for _, fields in ctx.redis.xrange(GLOBAL_STREAM)
@@ -76,3 +76,33 @@ def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeed
     assert world.join_failures == []
     assert tokens_created(b) == 1 and len(set(tokens_deleted(b))) == 1
     assert leftovers([a, b]) == []
+
+
+def test_a_target_failing_past_the_retries_before_the_agent_rolls_back(world, make_ctx):
+    a, b = world.cluster("clusterA"), world.cluster("clusterB")
+    for i in range(3):
+        a.add_pod(NODE, f"web-{i}", labels={"app": "web"}, owner_kind="ReplicaSet")
+    ctx = make_ctx()
+    request = approved_request(ctx, NODE, "clusterA", "clusterB")
+    # the agent step first checks that the target signed the token, as the node will: the
+    # target answers that watch with 500 every time
+    b.faults.add(status=500, path_contains=CLUSTER_INFO, method="GET", times=None)
+
+    assert run_request(ctx, request.id) is State.FAILED
+
+    final = ctx.store.get(request.id)
+    assert final.failed_step == "agent" and not final.agent_started
+    history = ctx.reporter.history(request.id)
+    assert [e.step for e in history if e.kind == "step-retrying"] == ["agent"] * 3  # bounded
+    assert len(finals(history)) == 1
+    # what failed, on which cluster, and where the node is: nothing was done to it
+    assert "clusterB: watch configmaps/cluster-info failed: HTTP 500" in final.outcome
+    assert "unexpected error" not in final.outcome
+    assert f"`{NODE}` is still in clusterA, its schedulability restored" in final.outcome
+    assert a.pod(AGENT_NAMESPACE, f"joinops-agent-{request.id}") is None
+    assert node_ready(a, NODE) and not a.node(NODE)["spec"].get("unschedulable")
+    assert b.node(NODE) is None
+    host_events = [e.kind for e in world.events if e.subject == NODE]
+    assert host_events == []
+    b.faults.clear()
+    assert leftovers([a, b]) == []  # the token was deleted in the rollback
