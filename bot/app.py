@@ -1,9 +1,9 @@
 """The composition root of the Slack bot: a bolt App with its listeners and middleware.
 
 Clients are built once by the caller and injected: Redis, the cluster registry and, optionally,
-the Slack WebClient (by default one on `SLACK_API_URL` that retries rate limits, server errors
-and dropped connections). `build_app` does no network I/O but one `auth.test`, which checks
-the bot token at start-up.
+the Slack WebClient (by default one on `SLACK_API_URL` that waits out rate limits, server errors
+and dropped connections for up to two minutes). `build_app` does no network I/O but one
+`auth.test`, which checks the bot token at start-up.
 """
 
 from __future__ import annotations
@@ -18,16 +18,14 @@ from typing import Any
 import redis
 from slack_bolt import App
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
 
 from bot import blocks, middleware, texts
+from bot.access import Access
 from bot.approval import Approval
+from bot.availability import StoreCheck, StoreProbe
 from bot.commands import SlashCommands
 from bot.context import BotContext
+from bot.slack_retry import TransientSlackErrors
 from joinops.clusters import ClusterRegistry
 from joinops.settings import Settings
 
@@ -39,17 +37,14 @@ SLACK_TIMEOUT = 10  # seconds for one Web API call
 
 
 def make_web_client(settings: Settings) -> WebClient:
-    """The bot's Slack client: `SLACK_API_URL`, and the SDK's retry handlers."""
+    """The bot's Slack client: `SLACK_API_URL`; Slack's transient failures waited out for a
+    bounded time (bot/slack_retry.py)."""
     token = settings.secrets.slack_bot_token
     return WebClient(
         token=token.get_secret_value() if token else None,
         base_url=settings.secrets.slack_api_url,
         timeout=SLACK_TIMEOUT,
-        retry_handlers=[
-            RateLimitErrorRetryHandler(max_retry_count=5),  # honours Retry-After
-            ServerErrorRetryHandler(max_retry_count=3),
-            ConnectionErrorRetryHandler(max_retry_count=3),
-        ],
+        retry_handlers=[TransientSlackErrors()],  # 429 (after Retry-After), 5xx, connections
     )
 
 
@@ -85,16 +80,21 @@ def build_app(
     # Without a signing secret (Socket Mode needs none) no HTTP request can ever verify: a random
     # one, rather than bolt's fallback to the environment or an empty key anyone could sign with.
     signing_secret = secret.get_secret_value() if secret else secrets.token_hex(32)
+    executor = listener_executor or ThreadPoolExecutor(
+        max_workers=LISTENER_THREADS, thread_name_prefix="joinops-bot"
+    )
     app = App(
         name="joinops",
         client=ctx.client,
         signing_secret=signing_secret,
         request_verification_enabled=True,
-        listener_executor=listener_executor
-        or ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="joinops-bot"),
+        listener_executor=executor,
     )
     app.use(middleware.drop_slack_retries)
     app.use(middleware.refuse_malformed)
+    probe = StoreProbe(settings.secrets.redis_url)
+    app.use(StoreCheck(probe, settings.cluster_names, executor).check)
+    app.use(Access(ctx, executor).check)
     commands = SlashCommands(ctx)
     approval = Approval(ctx)
     app.command(COMMAND)(commands.on_command)
@@ -105,11 +105,17 @@ def build_app(
 
 
 def _on_error(error: Exception, body: dict[str, Any], respond: Any, logger: logging.Logger) -> None:
-    """A bug, not a refusal: the traceback goes to the log, a plain line to the user."""
-    logger.error("unexpected error handling a Slack request", exc_info=error)
+    """A bug, not a refusal: the traceback goes to the log, a plain line to the user. Redis
+    going away in the middle of the work is an outage, not a bug: said as such, no traceback."""
+    if isinstance(error, redis.RedisError):
+        logger.warning("the state store stopped answering while handling a request: %s", error)
+        answer = texts.store_lost_midway()
+    else:
+        logger.error("unexpected error handling a Slack request", exc_info=error)
+        answer = texts.internal_error()
     if respond is None:
         return
     try:
-        respond(text=texts.internal_error(), response_type="ephemeral", replace_original=False)
+        respond(text=answer, response_type="ephemeral", replace_original=False)
     except Exception as e:
         logger.warning("could not tell the user about the error: %s", e)

@@ -19,6 +19,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from bot import blocks, grammar, texts
+from bot.availability import record_posted, store_answers
 from bot.context import BotContext
 from bot.message import SLACK_ERRORS, RequestMessages, findings_json
 from joinops.asks import MigrationAsk, validate_ask
@@ -27,6 +28,7 @@ from joinops.cli.clusters_cmd import survey
 from joinops.errors import ConfigError, UsageError
 from joinops.events import Event, EventKind
 from joinops.findings import refusals
+from joinops.ids import new_request_id
 from joinops.lifecycle import State
 from joinops.messages import cancelled as cancelled_outcome
 from joinops.queue import schedule_expiry
@@ -166,29 +168,31 @@ class SlashCommands:
                 inv.tell(texts.cannot_post(inv.channel, _slack_error(e)))
             return
         now = ctx.clock()
-        request = ctx.store.create(
-            Request(
-                id="",
-                node=ask.node,
-                source=ask.source,
-                target=ask.target,
-                role=ask.role,
-                requester=inv.user,
-                channel=inv.channel,
-                created_at=now,
-                expires_at=now + ctx.settings.timeouts.approval.total_seconds(),
-                destroys_source=verdict.destroys_source,
-                from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
-                extra={"findings": findings_json(verdict), "versions": verdict.versions or ""},
-            )
+        request = Request(
+            id=new_request_id(),
+            node=ask.node,
+            source=ask.source,
+            target=ask.target,
+            role=ask.role,
+            requester=inv.user,
+            channel=inv.channel,
+            created_at=now,
+            expires_at=now + ctx.settings.timeouts.approval.total_seconds(),
+            destroys_source=verdict.destroys_source,
+            from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
+            extra={"findings": findings_json(verdict), "versions": verdict.versions or ""},
         )
+        if not store_answers(ctx):  # nothing is posted that could not be recorded
+            inv.tell(texts.store_unreachable())
+            return
         try:
-            ts = self.messages.post_request(request)
+            request.message_ts = self.messages.post_request(request)
         except SLACK_ERRORS as e:
-            ctx.store.transition(request.id, State.CANCELLED, outcome="request message not posted")
             inv.tell(texts.cannot_post(inv.channel, _slack_error(e)))
             return
-        ctx.store.update(request.id, message_ts=ts)
+        if not record_posted(ctx, request):
+            inv.tell(texts.store_unreachable())
+            return
         ctx.audit.record(Action.REQUESTED, inv.user, request)
         schedule_expiry(ctx.redis, request.id, request.expires_at)
 

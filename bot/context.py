@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from redis import Redis
 from slack_sdk import WebClient
 
-from bot.authz import Approvers
+from bot.authz import Approvers, GroupMembers, lookup_client
 from joinops.audit import AuditLog
 from joinops.clusters import ClusterRegistry
 from joinops.events import RedisEventLog
@@ -29,6 +29,7 @@ class BotContext:
     events: RedisEventLog
     approvers: Approvers
     audit: AuditLog
+    members: GroupMembers  # user groups' members, for approvers and requesters alike
     clock: Callable[[], float] = field(default=time.time)
 
     @classmethod
@@ -41,6 +42,7 @@ class BotContext:
         client: WebClient,
         clock: Callable[[], float] = time.time,
     ) -> BotContext:
+        members = GroupMembers(lookup_client(client))
         return cls(
             settings=settings,
             redis=redis_client,
@@ -49,8 +51,9 @@ class BotContext:
             store=RequestStore(redis_client, clock),
             records=StepRecords(redis_client, clock),
             events=RedisEventLog(redis_client),
-            approvers=Approvers(settings.approvers, client),
+            approvers=Approvers(settings.approvers, client, members=members),
             audit=AuditLog(redis_client, clock),
+            members=members,
             clock=clock,
         )
 

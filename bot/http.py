@@ -36,17 +36,21 @@ class SlackWsgi:
         signing_secret: str,
         *,
         healthy: Callable[[], bool] = lambda: True,
+        ready: Callable[[], str | None] = lambda: None,
     ) -> None:
+        """healthy: is the relay running. ready: why requests cannot be taken now (the state
+        store does not answer), None when they can. /healthz is 200 only when both agree."""
         self.app = app
         self.verifier = SignatureVerifier(signing_secret)
         self.healthy = healthy
+        self.ready = ready
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET")
         path = environ.get("PATH_INFO", "")
         if path == HEALTH_PATH and method in ("GET", "HEAD"):
-            ok = self.healthy()
-            return _send(start_response, 200 if ok else 503, "ok" if ok else "relay stopped")
+            problem = "relay stopped" if not self.healthy() else self.ready()
+            return _send(start_response, 503 if problem else 200, problem or "ok")
         if path != EVENTS_PATH:
             return _send(start_response, 404, "not found")
         if method != "POST":

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import Any
 
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
-from bot import payloads
+from bot import blocks, payloads
 
 log = logging.getLogger(__name__)
 
@@ -36,3 +37,30 @@ def refuse_malformed(body: dict[str, Any], next: Callable[[], BoltResponse]) -> 
         log.warning("refused a malformed request: %s", problem)
         return BoltResponse(status=400, body=problem)
     return next()
+
+
+# ---- for middleware that answers instead of passing a request on ------------------------------
+
+
+def ephemeral_ack(text: str) -> BoltResponse:
+    """The ack of a slash command, carrying an answer only the person who typed it sees."""
+    body = {
+        "response_type": "ephemeral",
+        "text": text,
+        "blocks": [block.to_dict() for block in blocks.reply(text)],
+    }
+    return BoltResponse(status=200, body=body)
+
+
+def answer_click_later(executor: Executor, respond: Any, text: str) -> BoltResponse:
+    """Ack a click now; its answer (only the clicker sees it) goes through its response_url
+    from `executor`, so no outbound call stands between Slack and the ack."""
+    executor.submit(_tell, respond, text)
+    return BoltResponse(status=200, body="")
+
+
+def _tell(respond: Any, text: str) -> None:
+    try:
+        respond(text=text, response_type="ephemeral", replace_original=False)
+    except Exception as e:  # a courtesy: what was refused stays refused
+        log.warning("could not answer a refused click: %s", e)

@@ -24,6 +24,7 @@ from waitress.server import create_server
 from waitress.wasyncore import close_all
 
 from bot.app import build_app, build_context
+from bot.availability import StoreProbe
 from bot.context import BotContext
 from bot.http import SlackWsgi
 from bot.relay import Relay
@@ -135,7 +136,12 @@ def run(
         if http:
             secret = settings.secrets.slack_signing_secret
             assert secret is not None
-            wsgi = SlackWsgi(bot.app, secret.get_secret_value(), healthy=lambda: bot.relay.alive)
+            wsgi = SlackWsgi(
+                bot.app,
+                secret.get_secret_value(),
+                healthy=lambda: bot.relay.alive,
+                ready=StoreProbe(settings.secrets.redis_url).problem,
+            )
             server = HttpServer(wsgi, host, port, threads).start()
             log.info("joinops bot: HTTP on %s:%d, POST /slack/events", host, server.port)
             stopping.wait()

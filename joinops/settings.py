@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -85,11 +85,53 @@ class Policy(_Strict):
     allow_self_approval: bool = False  # may a requester approve their own request?
 
 
+SLACK_USER_ID = r"[UW][A-Z0-9]{2,}"
+SLACK_GROUP_ID = r"S[A-Z0-9]{2,}"
+SLACK_CHANNEL_ID = r"[CGD][A-Z0-9]{2,}"
+
+
+def _slack_id_list(value: list[str], pattern: str, what: str) -> list[str]:
+    for item in value:
+        if not re.fullmatch(pattern, item):
+            raise ValueError(f"{item!r} is not a Slack {what}")
+    return value
+
+
+class Requesters(_Strict):
+    """Who may use `/join` (beyond `help`), and where. Each empty list means "no limit"; the
+    configured approvers always may. Slack IDs, not names: names change, IDs do not."""
+
+    users: list[str] = Field(default_factory=list)  # user IDs (U…/W…)
+    groups: list[str] = Field(default_factory=list)  # user-group IDs (S…): their members
+    channels: list[str] = Field(default_factory=list)  # channel IDs (C…/G…/D…) it works in
+
+    @field_validator("users")
+    @classmethod
+    def _users(cls, value: list[str]) -> list[str]:
+        return _slack_id_list(value, SLACK_USER_ID, "user ID (U…/W…)")
+
+    @field_validator("groups")
+    @classmethod
+    def _groups(cls, value: list[str]) -> list[str]:
+        return _slack_id_list(value, SLACK_GROUP_ID, "user-group ID (S…)")
+
+    @field_validator("channels")
+    @classmethod
+    def _channels(cls, value: list[str]) -> list[str]:
+        return _slack_id_list(value, SLACK_CHANNEL_ID, "channel ID (C…/G…/D…)")
+
+    @property
+    def anyone(self) -> bool:
+        """No user or group list: every user may ask (the channel list may still apply)."""
+        return not self.users and not self.groups
+
+
 class FileConfig(_Strict):
     """The YAML file named by JOINOPS_CONFIG."""
 
     clusters: dict[str, ClusterConfig] = Field(default_factory=dict)
     approvers: list[str] = Field(default_factory=list)
+    requesters: Requesters = Requesters()
     timeouts: Timeouts = Timeouts()
     agent: AgentConfig = AgentConfig()
     policy: Policy = Policy()
@@ -141,6 +183,7 @@ class Settings:
     agent: AgentConfig
     policy: Policy
     max_parallel: int
+    requesters: Requesters = field(default_factory=Requesters)
 
     @property
     def cluster_names(self) -> list[str]:
@@ -171,6 +214,7 @@ def build_settings(file_config: FileConfig, secrets: Secrets) -> Settings:
         agent=file_config.agent,
         policy=file_config.policy,
         max_parallel=file_config.max_parallel,
+        requesters=file_config.requesters,
     )
 
 

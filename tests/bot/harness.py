@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import redis
 
 from bot.app import build_app, build_context
+from bot.availability import StoreProbe
 from bot.context import BotContext
 from bot.http import SlackWsgi
 from bot.relay import Relay
@@ -122,7 +123,15 @@ class BotHarness:
         # A consumer group of its own: a module's tests may share one Redis database.
         self.relay = Relay(self.ctx, group=f"test-{uuid.uuid4().hex[:8]}", block_ms=100).start()
         self.server = HttpServer(
-            SlackWsgi(self.app, SECRET, healthy=lambda: self.relay.alive), "127.0.0.1", 0, 8
+            SlackWsgi(
+                self.app,
+                SECRET,
+                healthy=lambda: self.relay.alive,
+                ready=StoreProbe(redis_url).problem,
+            ),
+            "127.0.0.1",
+            0,
+            8,
         ).start()
         self.events_url = self.server.url + "/slack/events"
         self._ids = itertools.count(1)
@@ -218,12 +227,13 @@ class BotHarness:
         return active[0]
 
     def request_from_message(self, message: dict[str, Any]) -> Request:
-        """The request a message's buttons are for, once the bot has stored the message's ts
-        (it posts first, then stores: a test can see the message a moment before that)."""
+        """The request a message's buttons are for, once the bot has stored it (it posts first,
+        then stores the request with the message's ts: a test can see the message a moment
+        before that)."""
         values = {value for _, value in buttons(message)}
         assert len(values) == 1, message
         request_id = values.pop()
-        return until(lambda: (r := self.request(request_id)).message_ts and r, 5)
+        return until(lambda: (r := self.ctx.store.get(request_id)) and r.message_ts and r, 5)
 
     def jobs(self) -> list[str]:
         return [j for j in queue(self.redis).job_ids]

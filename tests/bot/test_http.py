@@ -49,7 +49,7 @@ def test_a_slack_redelivery_creates_nothing(bot):
 
     bot.slash("a-w-1 from clusterA to clusterB")  # the first delivery, answered late
     bot.slash("a-w-1 from clusterA to clusterB", retry_num=2)
-    bot.wait_message()
+    bot.request_from_message(bot.wait_message())
     assert len(bot.ctx.store.recent(10)) == 1
     assert len(bot.sim.calls_to("chat.postMessage")) == 1
 

@@ -1,0 +1,116 @@
+"""No state store, no requests: the bot takes nothing it could lose.
+
+Redis holds every request, decision, queued job and audit line. Before a command or a click is
+handed on, Redis must answer a PING within `PROBE_TIMEOUT`; when it does not, a command's ack
+says "cannot take requests right now … nothing was recorded" and a click gets the same through
+its response_url — nothing is posted, nothing is half-recorded. `/join help` needs no Redis and
+still answers. `/healthz` uses the same probe to report the bot not ready.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError, SlackRequestError
+
+from bot import blocks, grammar, payloads, texts
+from bot.context import BotContext
+from bot.middleware import answer_click_later, ephemeral_ack
+from joinops.store import Request
+
+log = logging.getLogger(__name__)
+
+PROBE_TIMEOUT = 1.0  # seconds for Redis to answer a PING; a command's ack waits on it
+
+
+class StoreProbe:
+    """One PING on a connection of its own, with short timeouts and no retries: the bot's own
+    client may wait seconds on a dead Redis, and Slack gives up on an ack after three."""
+
+    def __init__(self, redis_url: str, timeout: float = PROBE_TIMEOUT) -> None:
+        self._client = redis.Redis.from_url(
+            redis_url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
+        )
+
+    def problem(self) -> str | None:
+        """Why the state store cannot be used now; None when it answers."""
+        try:
+            self._client.ping()
+        except (redis.RedisError, OSError) as e:
+            return f"redis unreachable: {e}"
+        return None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class StoreCheck:
+    def __init__(self, probe: StoreProbe, known_clusters: list[str], answers: Executor) -> None:
+        self.probe = probe
+        self.known_clusters = known_clusters
+        self.answers = answers  # where a click's answer is sent from, after the ack
+
+    def check(
+        self, body: dict[str, Any], respond: Any, next: Callable[[], BoltResponse]
+    ) -> BoltResponse | None:
+        command = payloads.is_slash_command(body)
+        if not command and not payloads.is_block_actions(body):
+            return next()
+        if command and self._asks_for_help(body):
+            return next()
+        problem = self.probe.problem()
+        if problem is None:
+            return next()
+        log.warning("refused a %s: %s", "command" if command else "click", problem)
+        if command:
+            return ephemeral_ack(texts.store_unreachable())
+        return answer_click_later(self.answers, respond, texts.store_unreachable())
+
+    def _asks_for_help(self, body: dict[str, Any]) -> bool:
+        try:
+            parsed = grammar.parse(payloads.command_text(body), self.known_clusters)
+        except grammar.GrammarError:
+            return False
+        return isinstance(parsed, grammar.Help)
+
+
+# ---- a request and its message: both, or neither -----------------------------------------------
+
+
+def store_answers(ctx: BotContext) -> bool:
+    """Does Redis answer now? Asked right before posting a request message."""
+    try:
+        ctx.redis.ping()
+    except redis.RedisError as e:
+        log.warning("not posting a request: the state store is unreachable: %s", e)
+        return False
+    return True
+
+
+def record_posted(ctx: BotContext, request: Request) -> bool:
+    """Store a request whose message was just posted, in one atomic write. If Redis is gone
+    the message loses its buttons and says it was not recorded: no message stays up that could
+    be approved with no record behind it, and no record stays without its message."""
+    try:
+        ctx.store.create(request)
+        return True
+    except redis.RedisError as e:
+        log.warning("request %s not recorded: the state store is unreachable: %s", request.id, e)
+    text = texts.not_recorded(request.node, request.source, request.target)
+    try:
+        ctx.client.chat_update(
+            channel=request.channel, ts=request.message_ts, text=text, blocks=blocks.reply(text)
+        )
+    except (SlackApiError, SlackRequestError, OSError) as e:
+        log.warning("request %s: could not withdraw its message: %s", request.id, e)
+    return False
