@@ -99,7 +99,10 @@ class HttpServer:
         select wakes at once instead of at its next one-second tick)."""
         server = cast(Any, self._server)
         if self._thread is not None and self._thread.is_alive():
-            server.trigger.pull_trigger(lambda: close_all(server._map, ignore_all=True))
+            try:
+                server.trigger.pull_trigger(lambda: close_all(server._map, ignore_all=True))
+            except OSError:  # the loop already closed its trigger: close from here instead
+                server.close()
             self._thread.join(5)
         else:
             server.close()

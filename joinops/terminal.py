@@ -20,8 +20,8 @@ _MARK = {
 
 
 class TerminalReporter:
-    def __init__(self, out: TextIO = sys.stdout) -> None:
-        self.out = out
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out  # None: whatever sys.stdout is when a line is printed
 
     def emit(self, event: Event) -> None:
         stamp = time.strftime("%H:%M:%S", time.localtime(event.at or time.time()))
@@ -30,6 +30,6 @@ class TerminalReporter:
         state = f"{event.state.upper()}: " if event.kind is EventKind.STATE else ""
         print(
             f"{stamp} {_MARK[event.kind]} {step}{state}{event.text}{took}",
-            file=self.out,
+            file=self.out or sys.stdout,
             flush=True,
         )

@@ -138,12 +138,14 @@ class BotHarness:
         self.workers: list[Any] = []
 
     def stop(self) -> None:
-        for process in self.workers:
-            stop_worker(process)
-        self.server.stop()
-        self.executor.shutdown(wait=True)
-        self.relay.stop()
-        self.redis.close()
+        try:
+            for process in self.workers:
+                stop_worker(process)
+            self.server.stop()
+        finally:  # whatever failed above, no thread of this bot may outlive its test
+            self.executor.shutdown(wait=True)
+            self.relay.stop()
+            self.redis.close()
 
     # ---- Slack in --------------------------------------------------------------------------
 
