@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 import time
 import traceback
@@ -136,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     report.results = run_all(QUICK if args.quick else FULL, only)
     report.seconds = time.perf_counter() - started
+    report.machine["load_average_end"] = round(os.getloadavg()[0], 2)
     print(report.markdown())
     for path in report.write(args.out):
         print(f"wrote {path}", file=sys.stderr)

@@ -70,9 +70,12 @@ class Report:
 
     def heading(self) -> str:
         m = self.machine
+        load = f"load average {m['load_average']}"
+        if "load_average_end" in m:
+            load += f" → {m['load_average_end']}"
         return (
             f"{self.started:%Y-%m-%d}, {m['nproc']} CPUs ({m['cpu']}), Python {m['python']}, "
-            f"{self.mode} run, {self.seconds:.0f} s"
+            f"{self.mode} run, {self.seconds:.0f} s, {load}"
         )
 
     def markdown(self) -> str:

@@ -204,4 +204,7 @@ def machine() -> dict[str, Any]:
         "cpu": model or platform.processor() or "unknown",
         "python": platform.python_version(),
         "system": f"{platform.system()} {platform.release()}",
+        # Other work on the machine skews every figure: the 1-minute load average at the start
+        # (`load_average_end` is added when the run ends).
+        "load_average": round(os.getloadavg()[0], 2),
     }

@@ -18,7 +18,14 @@ def test_quick_run_writes_the_table_as_json(tmp_path, capsys):
     assert main(["--quick", "--only", "check_cost,drain", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "latest-quick.json").read_text())
     assert report["schema"] == 1 and report["mode"] == "quick"
-    assert set(report["machine"]) == {"nproc", "cpu", "python", "system"}
+    assert set(report["machine"]) == {
+        "nproc",
+        "cpu",
+        "python",
+        "system",
+        "load_average",
+        "load_average_end",
+    }
     assert report["machine"]["nproc"] >= 1
     assert [r["name"] for r in report["results"]] == ["check_cost", "drain"]
     for result in report["results"]:
