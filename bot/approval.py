@@ -15,8 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from bot import texts
+from bot.batch import KIND as BATCH
+from bot.batch import Batches
 from bot.context import BotContext
+from bot.ignition import Ignitions
 from bot.message import RequestMessages
+from joinops import ignition_request as ir
 from joinops import messages
 from joinops.asks import MigrationAsk
 from joinops.audit import Action
@@ -56,7 +60,12 @@ class Approval:
     def __init__(self, ctx: BotContext) -> None:
         self.ctx = ctx
         self.messages = RequestMessages(ctx)
-        self.starters: dict[str, Callable[[Request], None]] = {"migrate": self._start_migration}
+        self.batches = Batches(ctx, self.messages)
+        self.starters: dict[str, Callable[[Request], None]] = {
+            "migrate": self._start_migration,
+            ir.KIND: Ignitions(ctx, self.messages).start,
+            BATCH: self.batches.start,
+        }
 
     # ---- listeners (bolt injects the arguments by name) ------------------------------------
 
@@ -134,6 +143,8 @@ class Approval:
         if not moved:
             return self._already(request.id)
         text = f"rejected by {user}"
+        if request.kind == BATCH:
+            self.batches.close_children(request, State.REJECTED, text)
         ctx.audit.record(Action.REJECTED, user, request)
         ctx.events.emit(Event(request.id, EventKind.STATE, text, state="rejected", at=now))
         self.messages.refresh(request.id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from slack_sdk.models.blocks import (
     ActionsBlock,
@@ -71,40 +72,189 @@ def request_message(view: RequestView) -> list[Block]:
     lines = [texts.finding_line(sev, text) for sev, text in view.findings] or [texts.no_findings()]
     blocks += _sections(lines)
     blocks.append(_section(texts.plan_lines(view.plan)))
-    blocks.append(DividerBlock())
-    if view.buttons:
-        blocks.append(_decision_buttons(view))
-    elif view.decision:
-        blocks.append(_section(view.decision, block_id=DECISION_BLOCK))
-    blocks.append(_context(view.status, block_id=STATUS_BLOCK))
+    confirm = None
+    if view.destroys_source:
+        confirm = _destroy_confirm(texts.confirm_destroy(view.source))
+    blocks += _closing(view.request_id, view.buttons, view.decision, view.status, confirm)
     return blocks
 
 
-def _decision_buttons(view: RequestView) -> ActionsBlock:
-    confirm = None
-    if view.destroys_source:
-        confirm = ConfirmObject(
-            title=texts.confirm_destroy_title(),
-            text=texts.confirm_destroy(view.source),
-            confirm=texts.confirm_destroy_yes(),
-            deny=texts.confirm_no(),
-            style="danger",
-        )
+def _destroy_confirm(text: str) -> ConfirmObject:
+    return ConfirmObject(
+        title=texts.confirm_destroy_title(),
+        text=text,
+        confirm=texts.confirm_destroy_yes(),
+        deny=texts.confirm_no(),
+        style="danger",
+    )
+
+
+def _buttons(request_id: str, confirm: ConfirmObject | None = None) -> ActionsBlock:
     return ActionsBlock(
         block_id=DECISION_BLOCK,
         elements=[
             ButtonElement(
                 text=texts.APPROVE,
                 action_id=APPROVE_ACTION,
-                value=view.request_id,
+                value=request_id,
                 style="primary",
                 confirm=confirm,
             ),
             ButtonElement(
-                text=texts.REJECT, action_id=REJECT_ACTION, value=view.request_id, style="danger"
+                text=texts.REJECT, action_id=REJECT_ACTION, value=request_id, style="danger"
             ),
         ],
     )
+
+
+def _closing(
+    request_id: str, buttons: bool, decision: str, status: str, confirm: ConfirmObject | None
+) -> list[Block]:
+    """The bottom of a request message: the buttons or the decision, then the status line."""
+    blocks: list[Block] = [DividerBlock()]
+    if buttons:
+        blocks.append(_buttons(request_id, confirm))
+    elif decision:
+        blocks.append(_section(decision, block_id=DECISION_BLOCK))
+    blocks.append(_context(status, block_id=STATUS_BLOCK))
+    return blocks
+
+
+# ---- Ignition requests -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IgnitionView:
+    """What one Ignition request message shows."""
+
+    requester: str
+    cluster: str
+    role: str
+    request_id: str  # "" for a refusal
+    ttl: timedelta
+    status: str
+    reasons: tuple[str, ...] = ()  # why it is refused
+    buttons: bool = False
+    decision: str = ""
+    refused: bool = False
+
+
+def ignition_message(view: IgnitionView) -> list[Block]:
+    header = texts.ignition_refused_header if view.refused else texts.ignition_header
+    control_plane = view.role == "control-plane"
+    blocks: list[Block] = [
+        HeaderBlock(text=header(view.cluster, view.role)),
+        SectionBlock(
+            fields=[
+                MarkdownTextObject(text=f)
+                for f in texts.ignition_fields(
+                    view.requester, view.cluster, view.role, view.request_id
+                )
+            ]
+        ),
+    ]
+    if view.refused:
+        blocks += _sections([texts.finding_line("REFUSAL", r) for r in view.reasons])
+    else:
+        blocks.append(_section(texts.ignition_validity(view.ttl, control_plane)))
+        blocks.append(_section(texts.ignition_delivery(view.requester, view.cluster)))
+        blocks.append(_section(texts.ignition_plan(view.cluster, control_plane)))
+        blocks.append(_context(texts.ignition_without_byo()))
+    blocks += _closing(view.request_id, view.buttons, view.decision, view.status, None)
+    return blocks
+
+
+# ---- batches: several nodes in one request -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchRowView:
+    """One node's row of a batch table; every cell already worded."""
+
+    node: str
+    source: str
+    versions: str
+    role: str
+    waits_for: str
+    findings: str
+    status: str = ""
+
+
+@dataclass(frozen=True)
+class BatchView:
+    """What one batch request message shows."""
+
+    requester: str
+    target: str
+    sources: tuple[str, ...]
+    request_id: str  # "" for a refusal
+    rows: tuple[BatchRowView, ...]
+    findings: tuple[tuple[str, str, str], ...]  # (severity, node or "", text), refusals first
+    order: str
+    status: str
+    destroys: tuple[str, ...] = ()  # sources the batch empties
+    buttons: bool = False
+    decision: str = ""
+    refused: bool = False
+
+
+def batch_message(view: BatchView) -> list[Block]:
+    header = texts.batch_refused_header if view.refused else texts.batch_header
+    blocks: list[Block] = [
+        HeaderBlock(text=header(len(view.rows), view.target)),
+        SectionBlock(
+            fields=[
+                MarkdownTextObject(text=f)
+                for f in texts.batch_fields(
+                    view.requester, len(view.rows), view.sources, view.target, view.request_id
+                )
+            ]
+        ),
+    ]
+    refusals = [f for f in view.findings if f[0] == "REFUSAL"]
+    others = [f for f in view.findings if f[0] != "REFUSAL"]
+    lines = [texts.batch_finding_line(sev, node, text) for sev, node, text in refusals]
+    blocks += _sections(lines)
+    with_status = not view.refused
+    header_row = texts.BATCH_COLUMNS if with_status else texts.BATCH_COLUMNS[:-1]
+    rows = [
+        (r.node, r.source, r.versions, r.role, r.waits_for, r.findings)
+        + ((r.status,) if with_status else ())
+        for r in view.rows
+    ]
+    blocks += table(header_row, rows) if rows else [_section(texts.batch_no_nodes())]
+    lines = [texts.batch_finding_line(sev, node, text) for sev, node, text in others]
+    if not view.findings and rows:
+        lines = [texts.no_findings()]
+    blocks += _sections(lines)
+    if not view.refused:
+        blocks.append(_context(view.order))
+    confirm = None
+    if view.destroys:
+        confirm = _destroy_confirm(texts.confirm_destroy_many(view.destroys))
+    blocks += _closing(view.request_id, view.buttons, view.decision, view.status, confirm)
+    return blocks
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[Block]:
+    """A monospace table (a code block), split over sections when long: every Slack client
+    shows it aligned, and it can sit anywhere in a message (a `table` block may not)."""
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    head = line(header)
+    blocks: list[Block] = []
+    chunk: list[str] = []
+    for row in rows:
+        text = line(row)[: SECTION_LIMIT - len(head) - 10]
+        if chunk and sum(len(c) + 1 for c in chunk) + len(head) + len(text) + 10 > SECTION_LIMIT:
+            blocks.append(_section("```" + "\n".join([head, *chunk]) + "```"))
+            chunk = []
+        chunk.append(text)
+    blocks.append(_section("```" + "\n".join([head, *chunk]) + "```"))
+    return blocks
 
 
 def reply(text: str) -> list[Block]:
@@ -113,18 +263,22 @@ def reply(text: str) -> list[Block]:
 
 
 def status_report(request: Request, records: Mapping[str, StepRecord]) -> list[Block]:
+    if request.kind == "ignition":
+        facts = texts.status_ignition_facts(
+            request.target, str(request.role), request.requester, request.decided_by
+        )
+    else:
+        facts = texts.status_facts(
+            request.node,
+            request.source,
+            request.target,
+            str(request.role),
+            request.requester,
+            request.decided_by,
+        )
     blocks: list[Block] = [
         _section(texts.status_title(request.id, str(request.state))),
-        _context(
-            texts.status_facts(
-                request.node,
-                request.source,
-                request.target,
-                str(request.role),
-                request.requester,
-                request.decided_by,
-            )
-        ),
+        _context(facts),
     ]
     if request.outcome:
         blocks.append(_section(texts.status_outcome(request.outcome)))
@@ -137,14 +291,38 @@ def status_report(request: Request, records: Mapping[str, StepRecord]) -> list[B
     return blocks
 
 
-def active_list(requests: Sequence[Request]) -> list[Block]:
-    if not requests:
-        return [_section(texts.list_empty())]
-    lines = [
-        texts.list_line(r.id, r.node, r.source, r.target, str(r.state), r.requester)
-        for r in requests
+def batch_status_report(batch: Request, lines: Sequence[str]) -> list[Block]:
+    """`/join status` of a batch: the batch, its outcome, one line per node."""
+    count = len(lines)
+    blocks: list[Block] = [
+        _section(texts.status_title(batch.id, str(batch.state))),
+        _context(
+            texts.status_batch_facts(
+                count, batch.source, batch.target, batch.requester, batch.decided_by
+            )
+        ),
     ]
-    return [_section(texts.list_title(len(requests))), *_sections(lines)]
+    if batch.outcome:
+        blocks.append(_section(texts.status_outcome(batch.outcome)))
+    return blocks + _sections(list(lines) or [texts.batch_no_nodes()])
+
+
+def active_list(requests: Sequence[Request]) -> list[Block]:
+    """The active requests a person asked for: a batch's nodes are counted in its line."""
+    shown = [r for r in requests if not r.parent]
+    if not shown:
+        return [_section(texts.list_empty())]
+    return [_section(texts.list_title(len(shown))), *_sections([_list_line(r) for r in shown])]
+
+
+def _list_line(r: Request) -> str:
+    state = str(r.state)
+    if r.kind == "batch":
+        count = len([c for c in r.extra.get("children", "").split(",") if c])
+        return texts.list_line_batch(r.id, count, r.target, state, r.requester)
+    if r.kind == "ignition":
+        return texts.list_line_ignition(r.id, r.target, str(r.role), state, r.requester)
+    return texts.list_line(r.id, r.node, r.source, r.target, state, r.requester)
 
 
 def clusters_table(rows: Iterable[ClusterRow]) -> list[Block]:

@@ -5,23 +5,28 @@ answer — the ephemeral reply to a typo or to `help`, or "Checking…" — and 
 route's work, which may read clusters, Redis and Slack and answers through `respond`. A route
 cannot do work before the ack: the dispatcher calls it afterwards.
 
-Routes are looked up in order by a predicate on the parsed command, so later features (Ignition
-files, several nodes, whole clusters) add a route in front of the "not available yet" ones.
+Routes are looked up in order by a predicate on the parsed command. One node with `from SOURCE`
+is a migration; one node without it is looked up across the clusters, then is a migration too;
+several nodes, or `all from SOURCE`, are one batch (`bot.batch`); `ignition CLUSTER` is an
+Ignition request (`bot.ignition`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
-
-from slack_sdk.errors import SlackApiError
 
 from bot import blocks, grammar, texts
 from bot.availability import record_posted, store_answers
+from bot.batch import KIND as BATCH
+from bot.batch import Batches
 from bot.context import BotContext
-from bot.message import SLACK_ERRORS, RequestMessages, findings_json
+from bot.ignition import Ignitions
+from bot.message import SLACK_ERRORS, RequestMessages, findings_json, slack_error
+from joinops import batch as batches
+from joinops import ignition_request as ir
 from joinops.asks import MigrationAsk, validate_ask
 from joinops.audit import Action
 from joinops.cli.clusters_cmd import survey
@@ -31,7 +36,7 @@ from joinops.findings import refusals
 from joinops.ids import new_request_id
 from joinops.lifecycle import State
 from joinops.messages import cancelled as cancelled_outcome
-from joinops.queue import schedule_expiry
+from joinops.queue import enqueue_batch_advance, schedule_expiry
 from joinops.rules import check
 from joinops.store import Request
 
@@ -72,16 +77,16 @@ def _is(kind: type) -> Callable[[grammar.Command], bool]:
     return lambda command: isinstance(command, kind)
 
 
-def _not_yet(what: str) -> Callable[[grammar.Command], str]:
-    return lambda _: texts.not_available_yet(what)
-
-
 def _one_node(command: grammar.Command) -> bool:
     return (
         isinstance(command, grammar.Migrate)
         and len(command.nodes) == 1
         and command.source is not None
     )
+
+
+def _one_node_anywhere(command: grammar.Command) -> bool:
+    return isinstance(command, grammar.Migrate) and len(command.nodes) == 1
 
 
 def _several_nodes(command: grammar.Command) -> bool:
@@ -92,13 +97,15 @@ class SlashCommands:
     def __init__(self, ctx: BotContext) -> None:
         self.ctx = ctx
         self.messages = RequestMessages(ctx)
+        self.batches = Batches(ctx, self.messages)
+        self.ignitions = Ignitions(ctx, self.messages)
         self.routes: list[Route] = [
             Route(_is(grammar.Help), lambda _: texts.help_text()),
             Route(_one_node, self._checking_text, self.migrate),
-            Route(_several_nodes, _not_yet(texts.NOT_YET_SEVERAL)),
-            Route(_is(grammar.Migrate), _not_yet(texts.NOT_YET_NO_SOURCE)),
-            Route(_is(grammar.MigrateAll), _not_yet(texts.NOT_YET_ALL)),
-            Route(_is(grammar.Ignition), _not_yet(texts.NOT_YET_IGNITION)),
+            Route(_one_node_anywhere, self._locating_text, self.locate_and_migrate),
+            Route(_several_nodes, self._checking_many_text, self.migrate_many),
+            Route(_is(grammar.MigrateAll), self._checking_all_text, self.migrate_all),
+            Route(_is(grammar.Ignition), self._checking_cluster_text, self.ignition),
             Route(_is(grammar.Clusters), lambda _: texts.surveying(), self.clusters),
             Route(_is(grammar.Status), lambda _: None, self.status),
             Route(_is(grammar.List), lambda _: None, self.list_active),
@@ -134,6 +141,77 @@ class SlashCommands:
         assert isinstance(command, grammar.Migrate) and command.source is not None
         return texts.checking(command.nodes[0], command.source, command.target)
 
+    @staticmethod
+    def _locating_text(command: grammar.Command) -> str:
+        assert isinstance(command, grammar.Migrate)
+        return texts.locating(command.nodes[0])
+
+    @staticmethod
+    def _checking_many_text(command: grammar.Command) -> str:
+        assert isinstance(command, grammar.Migrate)
+        return texts.checking_nodes(len(command.nodes), command.target)
+
+    @staticmethod
+    def _checking_all_text(command: grammar.Command) -> str:
+        assert isinstance(command, grammar.MigrateAll)
+        return texts.checking_all(command.source, command.target)
+
+    @staticmethod
+    def _checking_cluster_text(command: grammar.Command) -> str:
+        assert isinstance(command, grammar.Ignition)
+        return texts.checking_cluster(command.cluster)
+
+    # ---- several nodes, whole clusters, Ignition files --------------------------------------
+
+    def locate_and_migrate(self, inv: Invocation, command: grammar.Migrate) -> None:
+        """One node without `from`: found in exactly one cluster, it is an ordinary migration;
+        found in none or in two, the refusal says where it looked or lists both."""
+        node = command.nodes[0]
+        try:
+            sources, _ = batches.locate([node], command.target, self.ctx.clusters)
+        except ConfigError as e:
+            inv.tell(texts.configuration_problem(str(e)))
+            return
+        if node in sources:
+            self.migrate(inv, replace(command, source=sources[node]))
+            return
+        self.migrate_many(inv, command)
+
+    def migrate_many(self, inv: Invocation, command: grammar.Migrate) -> None:
+        nodes = list(command.nodes)
+        self._batch(
+            inv,
+            lambda: batches.plan_nodes(
+                nodes, command.source, command.target, command.role, self.ctx.clusters
+            ),
+            nodes,
+        )
+
+    def migrate_all(self, inv: Invocation, command: grammar.MigrateAll) -> None:
+        self._batch(
+            inv, lambda: batches.plan_all(command.source, command.target, self.ctx.clusters), []
+        )
+
+    def _batch(
+        self, inv: Invocation, plan: Callable[[], batches.BatchPlan], asked: list[str]
+    ) -> None:
+        try:
+            made = plan()
+        except UsageError as e:
+            inv.tell(str(e))
+            return
+        except ConfigError as e:
+            inv.tell(texts.configuration_problem(str(e)))
+            return
+        answer = self.batches.ask(inv.user, inv.channel, made, asked)
+        if answer:
+            inv.tell(answer)
+
+    def ignition(self, inv: Invocation, command: grammar.Ignition) -> None:
+        answer = self.ignitions.ask(inv.user, inv.channel, command.cluster, command.role)
+        if answer:
+            inv.tell(answer)
+
     # ---- a migration request ---------------------------------------------------------------
 
     def migrate(self, inv: Invocation, command: grammar.Migrate) -> None:
@@ -165,7 +243,7 @@ class SlashCommands:
             try:
                 self.messages.post_refusal(inv.channel, inv.user, ask, verdict)
             except SLACK_ERRORS as e:
-                inv.tell(texts.cannot_post(inv.channel, _slack_error(e)))
+                inv.tell(texts.cannot_post(inv.channel, slack_error(e)))
             return
         now = ctx.clock()
         request = Request(
@@ -188,7 +266,7 @@ class SlashCommands:
         try:
             request.message_ts = self.messages.post_request(request)
         except SLACK_ERRORS as e:
-            inv.tell(texts.cannot_post(inv.channel, _slack_error(e)))
+            inv.tell(texts.cannot_post(inv.channel, slack_error(e)))
             return
         if not record_posted(ctx, request):
             inv.tell(texts.store_unreachable())
@@ -214,14 +292,14 @@ class SlashCommands:
             if request is None:
                 inv.tell(texts.no_requests_of(inv.user))
                 return
-        records = self.ctx.records.all(request.id)
-        inv.tell(
-            texts.status_title(request.id, str(request.state)),
-            blocks.status_report(request, records),
-        )
+        title = texts.status_title(request.id, str(request.state))
+        if request.kind == BATCH:
+            inv.tell(title, blocks.batch_status_report(request, self.batches.status_lines(request)))
+            return
+        inv.tell(title, blocks.status_report(request, self.ctx.records.all(request.id)))
 
     def list_active(self, inv: Invocation, command: grammar.List) -> None:
-        active = self.ctx.store.active()
+        active = [r for r in self.ctx.store.active() if not r.parent]
         inv.tell(texts.list_title(len(active)), blocks.active_list(active))
 
     # ---- changing a request ----------------------------------------------------------------
@@ -235,6 +313,12 @@ class SlashCommands:
         if not ctx.may_act_on(inv.user, request.requester):
             ctx.audit.record(Action.DENIED, inv.user, request, "cancel: not the requester")
             inv.tell(texts.not_allowed_to("cancel", request.id))
+            return
+        if request.kind == BATCH:
+            inv.tell(self.batches.cancel(inv.user, request))
+            return
+        if request.kind == ir.KIND and request.state is State.RUNNING:
+            inv.tell(texts.ignition_cannot_cancel(request.id))
             return
         moved, before = ctx.store.transition(
             request.id, State.CANCELLED, unless_flag="agent_started", **{"x:cancelled_by": inv.user}
@@ -251,9 +335,15 @@ class SlashCommands:
                 inv.tell(texts.cannot_cancel_finished(request.id, str(current.state)))
             return
         ctx.audit.record(Action.CANCELLED, inv.user, request, f"was {before}")
+        if request.parent:  # a batch's node: the batch goes on without it
+            enqueue_batch_advance(ctx.redis, request.parent)
         if before in (State.PENDING, State.APPROVED):
             # No worker runs it (a queued job finds it cancelled and stops): say so ourselves.
-            outcome = cancelled_outcome(request)
+            outcome = (
+                texts.ignition_cancelled_outcome()
+                if request.kind == ir.KIND
+                else cancelled_outcome(request)
+            )
             ctx.store.update(request.id, outcome=outcome)
             ctx.events.emit(
                 Event(request.id, EventKind.STATE, outcome, state="cancelled", at=ctx.clock())
@@ -272,6 +362,12 @@ class SlashCommands:
         if not ctx.may_act_on(inv.user, request.requester):
             ctx.audit.record(Action.DENIED, inv.user, request, "retry: not the requester")
             inv.tell(texts.not_allowed_to("retry", request.id))
+            return
+        if request.kind == BATCH:
+            inv.tell(self.batches.retry_answer(request))
+            return
+        if request.parent:
+            inv.tell(texts.batch_member_not_retried(request.id, request.parent))
             return
         if not request.message_ts:
             inv.tell(texts.retry_without_message(request.id))
@@ -304,9 +400,3 @@ def _ack(ack: Callable[..., None], text: str | None) -> None:
         ack(text=text, blocks=blocks.reply(text), response_type="ephemeral")
     else:
         ack()
-
-
-def _slack_error(error: Exception) -> str:
-    if isinstance(error, SlackApiError):
-        return str(error.response.get("error") or "error")
-    return type(error).__name__

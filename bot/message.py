@@ -5,18 +5,23 @@ rendered, under a short per-request Redis lock: whoever updates last shows the l
 an approval click and the relay racing each other cannot leave a stale status behind.
 
 Stored with the request (`extra`): `findings` (JSON), `versions`, and `status`, the running
-line the relay keeps current; `cancelled_by`, `retried_by` say who did that.
+line the relay keeps current; `cancelled_by`, `retried_by` say who did that. The message's shape
+depends on the request's kind: a migration, an Ignition file (`delivery` says whether the file
+reached the requester), or a batch (`bot.batch_view`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 
 from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.models.blocks import Block
 
-from bot import blocks, texts
+from bot import batch_view, blocks, texts
 from bot.context import BotContext
+from joinops import ignition_request as ir
 from joinops.asks import MigrationAsk
 from joinops.lifecycle import State
 from joinops.model import Role
@@ -27,7 +32,17 @@ from joinops.store import Request
 log = logging.getLogger(__name__)
 
 LOCK_SECONDS = 30  # the longest one render-and-update may hold the message
+BATCH = "batch"  # the kind of a request for several nodes (joinops.batch)
+DELIVERY = "delivery"  # an Ignition request's delivery: DELIVERED or why not
+DELIVERED = "sent"
 SLACK_ERRORS = (SlackApiError, SlackRequestError, OSError)
+
+
+def slack_error(error: Exception) -> str:
+    """Slack's error code (`not_in_channel`), or the kind of failure when there is none."""
+    if isinstance(error, SlackApiError):
+        return str(error.response.get("error") or "error")
+    return type(error).__name__
 
 
 def findings_json(verdict: Verdict) -> str:
@@ -97,8 +112,58 @@ def decision_line(request: Request) -> str:
     return ""
 
 
+def ignition_view(request: Request) -> blocks.IgnitionView:
+    return blocks.IgnitionView(
+        requester=request.requester,
+        cluster=request.target,
+        role=str(request.role),
+        request_id=request.id,
+        ttl=ignition_ttl(request),
+        status=status_line(request),
+        buttons=request.state is State.PENDING,
+        decision=decision_line(request),
+    )
+
+
+def ignition_refusal_view(
+    requester: str, cluster: str, role: Role, reasons: list[str]
+) -> blocks.IgnitionView:
+    return blocks.IgnitionView(
+        requester=requester,
+        cluster=cluster,
+        role=str(role),
+        request_id="",
+        ttl=ir.DEFAULT_TTL,
+        status=texts.ignition_refused_status(),
+        reasons=tuple(reasons),
+        refused=True,
+    )
+
+
+def ignition_ttl(request: Request) -> timedelta:
+    try:
+        return timedelta(seconds=int(request.extra.get(ir.EXTRA_TTL) or 0)) or ir.DEFAULT_TTL
+    except ValueError:
+        return ir.DEFAULT_TTL
+
+
+def _ignition_status(request: Request) -> str:
+    state = request.state
+    if state is State.SUCCEEDED:
+        delivery = request.extra.get(DELIVERY, "")
+        if delivery == DELIVERED:
+            valid = float(request.extra.get(ir.VALID_UNTIL) or 0)
+            return texts.ignition_sent_status(request.requester, valid)
+        return texts.ignition_not_sent_status() if delivery else texts.ignition_made_status()
+    if state is State.FAILED:
+        return texts.ignition_failed_status()
+    return texts.ignition_cancelled_status()
+
+
 def status_line(request: Request) -> str:
     state = request.state
+    if request.kind == ir.KIND and state in (State.SUCCEEDED, State.FAILED, State.CANCELLED):
+        return _ignition_status(request)
     if state is State.PENDING:
         return texts.waiting_status(request.expires_at, retry=bool(request.extra.get("retried_by")))
     if state is State.APPROVED:
@@ -135,15 +200,40 @@ class RequestMessages:
 
     def post_request(self, request: Request) -> str:
         """Post the message with the buttons; returns its ts. Raises the SDK's errors."""
+        text, block_list = self.rendered(request)
+        return self.post(request.channel, text, block_list)
+
+    def post(self, channel: str, text: str, block_list: list[Block]) -> str:
+        """Post a top-level message; returns its ts. Raises the SDK's errors."""
         answer = self.ctx.client.chat_postMessage(
-            channel=request.channel,
-            text=texts.request_fallback(
-                request.requester, request.node, request.source, request.target
-            ),
-            blocks=blocks.request_message(request_view(request)),
-            unfurl_links=False,
+            channel=channel, text=text, blocks=block_list, unfurl_links=False
         )
         return str(answer["ts"])
+
+    def rendered(self, request: Request) -> tuple[str, list[Block]]:
+        """The notification text and the blocks of a request's message, by its kind."""
+        if request.kind == ir.KIND:
+            text = texts.ignition_fallback(request.requester, request.target, str(request.role))
+            return text, blocks.ignition_message(ignition_view(request))
+        if request.kind == BATCH:
+            kids = batch_view.children(self.ctx.store, request)
+            rows = batch_view.load_rows(request)
+            view = batch_view.view(
+                requester=request.requester,
+                target=request.target,
+                rows=rows,
+                findings=batch_view.load_findings(request),
+                max_parallel=self.ctx.settings.max_parallel,
+                status=batch_view.status_line(request, kids),
+                batch=request,
+                kids={c.node: c for c in kids},
+                decision=decision_line(request),
+            )
+            sources = sorted({r.source for r in rows})
+            return texts.batch_fallback(
+                request.requester, len(rows), sources, request.target
+            ), blocks.batch_message(view)
+        return _fallback(request), blocks.request_message(request_view(request))
 
     def refresh(self, request_id: str) -> bool:
         """Render the root message from the record and update it in place. Never raises."""
@@ -156,11 +246,9 @@ class RequestMessages:
                 request = self.ctx.store.get(request_id)
                 if request is None or not request.channel or not request.message_ts:
                     return False
+                text, block_list = self.rendered(request)
                 self.ctx.client.chat_update(
-                    channel=request.channel,
-                    ts=request.message_ts,
-                    text=_fallback(request),
-                    blocks=blocks.request_message(request_view(request)),
+                    channel=request.channel, ts=request.message_ts, text=text, blocks=block_list
                 )
                 return True
         except SLACK_ERRORS as e:

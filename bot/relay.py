@@ -10,6 +10,13 @@ handlers, then logged: the migration never waits for Slack.
 Replies: one per step start or outcome, one per decision (approved, rejected, retry, cancel),
 and the outcome, mentioning the requester. Progress lines inside a step (the drain's) only
 change the root's status line, at most once every `progress_every` seconds per request.
+
+By kind: an Ignition request's final success is the moment its file is sent to the requester
+(`bot.ignition`). A batch's nodes (requests with a `parent`) post nothing in the thread: their
+events only change their STATUS cell in the batch's table, and the batch's root message is
+re-rendered at most once every `batch_every` seconds (always after the last change), so a batch
+of sixteen nodes costs a handful of updates, not hundreds. The batch's own stream gives the
+thread one line per node outcome and the summary.
 """
 
 from __future__ import annotations
@@ -22,9 +29,13 @@ import time
 
 import redis
 
-from bot import texts
+from bot import batch_view, texts
+from bot.batch import KIND as BATCH
+from bot.batch import Batches
 from bot.context import BotContext
+from bot.ignition import Ignitions
 from bot.message import RequestMessages
+from joinops import ignition_request as ir
 from joinops.events import GLOBAL_STREAM, Event, EventKind
 from joinops.logs import request_context
 from joinops.plan import STEP_IDS
@@ -39,6 +50,7 @@ CHANGES_STATUS = frozenset(
     {EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS, EventKind.STATE}
 )
 STALE_MS = 60_000  # an entry another consumer got but did not acknowledge in this long is taken
+IN_STEP = (EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS)
 
 
 def step_place(step: str) -> tuple[int, int]:
@@ -95,9 +107,14 @@ class Relay:
         group: str = GROUP,
         block_ms: int = 1000,
         progress_every: float = 2.0,
+        batch_every: float = 1.0,
     ) -> None:
         self.ctx = ctx
         self.messages = RequestMessages(ctx)
+        self.ignitions = Ignitions(ctx, self.messages)
+        self.batches = Batches(ctx, self.messages)
+        self.batch_every = batch_every
+        self._stale_batches: dict[str, float] = {}  # batch id -> when its table went stale
         self.consumer = consumer or f"{socket.gethostname()}-{os.getpid()}"
         self.group = group
         self.block_ms = block_ms
@@ -167,7 +184,17 @@ class Relay:
                     return handled  # left pending: the next relay takes it
                 self._handle(_s(entry_id), fields)
                 handled += 1
+        self.flush_batches()
         return handled
+
+    def flush_batches(self, force: bool = False) -> None:
+        """Re-render the batches whose table changed, once `batch_every` has passed."""
+        now = time.monotonic()
+        for batch_id in list(self._stale_batches):
+            if force or now - self._last_refresh.get(batch_id, 0.0) >= self.batch_every:
+                del self._stale_batches[batch_id]
+                self._last_refresh[batch_id] = now
+                self.messages.refresh(batch_id)
 
     def _take_stale(self) -> None:
         """Entries a dead consumer was given but never acknowledged become ours."""
@@ -197,12 +224,20 @@ class Relay:
 
     def deliver(self, event: Event) -> None:
         request = self.ctx.store.get(event.request_id)
-        if request is None or not request.channel or not request.message_ts:
-            return  # not a Slack request (the CLI's, or a batch member): nothing to update
-        if event.kind in (EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS):
+        if request is None:
+            return
+        if request.parent:
+            self._node_of_batch(request, event)
+            return
+        if not request.channel or not request.message_ts:
+            return  # not a Slack request (the CLI's): nothing to update
+        if request.kind == BATCH:
+            self._batch(request, event)
+            return
+        if event.kind in IN_STEP:
             self.ctx.store.update(request.id, **{"x:status": running_line(event)})
-        text = reply_for(event, request, self.ctx)
-        if text is not None:
+        text = self._reply(event, request)
+        if text:
             self.messages.reply(request, text)
         if event.kind not in CHANGES_STATUS:
             return  # a step's outcome is a reply; the status line changes with the next start
@@ -214,6 +249,43 @@ class Relay:
         if event.is_final:
             self._last_refresh.pop(request.id, None)
         self.messages.refresh(request.id)
+
+    def _reply(self, event: Event, request: Request) -> str | None:
+        if request.kind == ir.KIND:
+            if event.is_final and event.state == "succeeded":
+                return self.ignitions.deliver(request.id)  # the file goes out, then the reply
+            special = self.ignitions.reply_for(event, request)
+            if special is not None:
+                return special
+        return reply_for(event, request, self.ctx)
+
+    # ---- batches ---------------------------------------------------------------------------
+
+    def _node_of_batch(self, child: Request, event: Event) -> None:
+        """A batch's node: its STATUS cell changes; the batch's table is re-rendered soon."""
+        if event.kind in IN_STEP:
+            number, total = step_place(event.step)
+            said = event.text if event.kind is not EventKind.STEP_STARTED else ""
+            cell = texts.batch_child_step(number, total, event.step, said)
+            self.ctx.store.update(child.id, **{"x:" + batch_view.STATUS_CELL: cell})
+        elif event.kind is not EventKind.STATE:
+            return  # a step's outcome: the next start (or the end) changes the cell
+        self._stale_batches.setdefault(child.parent, time.monotonic())
+
+    def _batch(self, batch: Request, event: Event) -> None:
+        text = self.batches.reply_for(event, batch)
+        if text is None:
+            text = reply_for(event, batch, self.ctx)
+        if text:
+            self.messages.reply(batch, text)
+        if event.kind is EventKind.STATE:
+            self._stale_batches.pop(batch.id, None)
+            self._last_refresh[batch.id] = time.monotonic()
+            if event.is_final:
+                self._last_refresh.pop(batch.id, None)
+            self.messages.refresh(batch.id)
+        else:
+            self._stale_batches.setdefault(batch.id, time.monotonic())
 
 
 def _s(value: object) -> str:

@@ -213,19 +213,6 @@ def checking(node: str, source: str, target: str) -> str:
     return f"Checking `{node}` in {source} and {target}…"
 
 
-def not_available_yet(what: str) -> str:
-    return (
-        f"{what} is not available yet. For now, move one node at a time: "
-        f"`{USAGE_MIGRATE}`. `{USAGE_HELP}` lists every command."
-    )
-
-
-NOT_YET_IGNITION = "Making Ignition files from Slack"
-NOT_YET_SEVERAL = "Moving several nodes in one request"
-NOT_YET_ALL = "Moving every node of a cluster"
-NOT_YET_NO_SOURCE = "Finding the cluster a node is in"
-
-
 def configuration_problem(detail: str) -> str:
     return f"I cannot use the cluster configuration: {detail}"
 
@@ -702,4 +689,491 @@ def not_recorded(node: str, source: str, target: str) -> str:
     return (
         f"Not recorded: moving `{node}` from {source} to {target} could not be stored (the "
         "queue/state store stopped answering). Nothing will run; ask again in a minute."
+    )
+
+
+# ---- Ignition files from Slack -----------------------------------------------------------------
+
+ROLE_WORDS = {"worker": "worker", "control-plane": "control plane"}
+
+
+def on(timestamp: float) -> str:
+    """A date and time each reader sees in their own time zone (UTC where Slack cannot)."""
+    utc = datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M")
+    return f"<!date^{int(timestamp)}^{{date_short_pretty}} {{time}}|{utc} UTC>"
+
+
+def span(duration: timedelta) -> str:
+    """`2 h`, `1 h 30 min`, `45 min`."""
+    total = int(duration.total_seconds())
+    hours, rest = divmod(total, 3600)
+    parts = [f"{hours} h" if hours else "", f"{rest // 60} min" if rest // 60 else ""]
+    return " ".join(p for p in parts if p) or f"{total} s"
+
+
+def role_word(role: str) -> str:
+    return ROLE_WORDS.get(role, role)
+
+
+def checking_cluster(cluster: str) -> str:
+    return f"Checking {cluster}…"
+
+
+def ignition_header(cluster: str, role: str) -> str:
+    return f"Ignition file: a new {role_word(role)} for {cluster}"[:150]
+
+
+def ignition_refused_header(cluster: str, role: str) -> str:
+    return f"Refused: Ignition file for a new {role_word(role)} of {cluster}"[:150]
+
+
+def ignition_fallback(requester: str, cluster: str, role: str) -> str:
+    return (
+        f"{user(requester)} asks for an Ignition file that adds a new {role_word(role)} "
+        f"to {cluster}."
+    )
+
+
+def ignition_refused_fallback(requester: str, cluster: str, role: str) -> str:
+    return f"Refused: {user(requester)} asked for an Ignition file for {cluster}."
+
+
+def ignition_fields(requester: str, cluster: str, role: str, request_id: str) -> list[str]:
+    fields = [
+        f"*Requested by*\n{user(requester)}",
+        f"*Cluster*\n{cluster}",
+        f"*Role of the new host*\n{role_word(role)}",
+    ]
+    if request_id:
+        fields.append(f"*Request*\n`{request_id}`")
+    return fields
+
+
+def ignition_validity(ttl: timedelta, control_plane: bool) -> str:
+    line = (
+        f"*Valid for* {span(ttl)} from when it is made: the lifetime of the bootstrap token "
+        "it carries"
+    )
+    if control_plane:
+        line += (
+            ", and no longer than 2 h after the control-plane certificates are uploaded "
+            "(kubeadm deletes them then; another control-plane upload to the cluster ends it "
+            "sooner)"
+        )
+    return line + "."
+
+
+def ignition_delivery(requester: str, cluster: str) -> str:
+    return (
+        f":lock: Once approved, the file goes to {user(requester)} *by direct message*, never "
+        f"to this channel: it carries a secret that can add nodes to {cluster} until it "
+        "expires. This thread records who asked, who approved, when it expires and the file's "
+        "SHA-256."
+    )
+
+
+def ignition_without_byo() -> str:
+    return (
+        "Made without a `byo.yaml`: no proxy, SSH key, virtual-IP pieces or extra Ignition. "
+        "For those, run `joinops ignition --config byo.yaml` from a terminal."
+    )
+
+
+def ignition_plan(cluster: str, control_plane: bool) -> str:
+    certs = " and uploads its control-plane certificates" if control_plane else ""
+    return (
+        f"*Plan*\n1. A worker creates a bootstrap token in {cluster}{certs}.\n"
+        "2. It builds the Ignition file (spec 3.4.0); a host that boots with it joins "
+        f"{cluster} on its own.\n3. I send the file privately, then forget it."
+    )
+
+
+def ignition_not_recorded(cluster: str) -> str:
+    return (
+        f"Not recorded: the Ignition file for {cluster} could not be stored (the queue/state "
+        "store stopped answering). Nothing will be made; ask again in a minute."
+    )
+
+
+def ignition_refused_status() -> str:
+    return (
+        ":no_entry: Refused: nothing was made and nothing waits for approval. Fix what is said "
+        f"above, then ask again with `{COMMAND}`."
+    )
+
+
+def ignition_made_status() -> str:
+    return ":arrows_counterclockwise: Made; sending it by direct message…"
+
+
+def ignition_sent_status(requester: str, valid_until: float) -> str:
+    return (
+        f":large_green_circle: Sent to {user(requester)} by direct message; valid until "
+        f"{on(valid_until)}."
+    )
+
+
+def ignition_not_sent_status() -> str:
+    return ":red_circle: Made but not delivered; the thread says why and what to do."
+
+
+def ignition_failed_status() -> str:
+    return (
+        ":red_circle: No Ignition file; the thread says why. "
+        f"`{COMMAND} retry` asks for approval again."
+    )
+
+
+def ignition_cancelled_status() -> str:
+    return ":white_circle: Cancelled: nothing was made."
+
+
+def ignition_approved_reply(user_id: str, timestamp: float, requester: str) -> str:
+    return (
+        f"Approved by {user(user_id)} at {at(timestamp)}. {user(requester)}, the file is being "
+        "made; it comes to you by direct message."
+    )
+
+
+def ignition_progress(text: str) -> str:
+    return f":information_source: {text}"
+
+
+def ignition_sent_reply(
+    requester: str,
+    approver: str,
+    filename: str,
+    size: int,
+    valid_until: float,
+    digest: str,
+    token_id: str,
+    cluster: str,
+) -> str:
+    revoke = (
+        f" Revoke it early: `kubeadm token delete {token_id}` on a control plane of {cluster}."
+        if token_id
+        else ""
+    )
+    return (
+        f":tada: {user(requester)} your Ignition file `{filename}` ({size} bytes) is in your "
+        f"direct messages. Asked by {user(requester)}, approved by {user(approver)}. "
+        f"Valid until {on(valid_until)}. SHA-256 `{digest}`.{revoke}"
+    )
+
+
+def ignition_dm_comment(
+    cluster: str, role: str, request_id: str, approver: str, valid_until: float, digest: str
+) -> str:
+    return (
+        f"Your Ignition file for a new {role_word(role)} of {cluster} (request `{request_id}`, "
+        f"approved by {user(approver)}). Valid until {on(valid_until)}. SHA-256 `{digest}`.\n"
+        f"It carries a secret that can add nodes to {cluster}: give it only to the host that "
+        "boots with it, and delete it once the host has joined."
+    )
+
+
+def ignition_not_sent_reply(
+    requester: str, why: str, valid_until: float, token_id: str, cluster: str
+) -> str:
+    revoke = f"revoke it with `kubeadm token delete {token_id}`, " if token_id else ""
+    return (
+        f":red_circle: {user(requester)} the Ignition file was made but not delivered: {why}. "
+        f"I discarded it. Its bootstrap token stays valid in {cluster} until "
+        f"{on(valid_until)}: {revoke}then ask again with `{COMMAND} ignition {cluster}`."
+    )
+
+
+def ignition_gone() -> str:
+    return "it no longer waited for me (a file is kept 15 minutes at most)"
+
+
+def ignition_changed() -> str:
+    return "the stored file does not match the SHA-256 the worker recorded"
+
+
+def ignition_slack_refused(error: str) -> str:
+    return f"Slack refused the direct message or the upload (`{error}`)"
+
+
+def ignition_cancelled_late() -> str:
+    return "the request was cancelled while the file was being made"
+
+
+def ignition_failed_reply(requester: str, outcome: str, request_id: str) -> str:
+    return (
+        f":red_circle: {user(requester)} {outcome}. `{COMMAND} retry {request_id}` asks for "
+        "approval again."
+    )
+
+
+def ignition_cancelled_reply(requester: str, by: str) -> str:
+    who = f" by {user(by)}" if by and by != requester else ""
+    return (
+        f":white_circle: {user(requester)} cancelled{who} before the file was made: nothing "
+        "was created."
+    )
+
+
+def ignition_cancelled_outcome() -> str:
+    return "Cancelled before the file was made: nothing was created."
+
+
+def ignition_cannot_cancel(request_id: str) -> str:
+    return (
+        f"Too late to cancel `{request_id}`: the file is being made (it takes seconds) and goes "
+        "only to the requester. To make it useless, delete its bootstrap token: the thread "
+        "names it."
+    )
+
+
+# ---- several nodes in one request (a batch) ----------------------------------------------------
+
+BATCH_COLUMNS = ("NODE", "FROM", "KUBELET → TARGET", "ROLE", "WAITS FOR", "FINDINGS", "STATUS")
+SEVERITY_SHORT = {"REFUSAL": "refused", "WARNING": "warn", "NOTE": "note"}
+BATCH_STATUS = {
+    "pending": "waits for approval",
+    "approved": "queued",
+    "running": "running",
+    "succeeded": "moved",
+    "failed": "failed",
+    "cancelled": "not run",
+    "rejected": "rejected",
+    "expired": "expired",
+}
+
+
+def checking_nodes(count: int, target: str) -> str:
+    return f"Looking for {count} nodes and checking them against {target}…"
+
+
+def locating(node: str) -> str:
+    return f"Looking for `{node}` in the clusters…"
+
+
+def checking_all(source: str, target: str) -> str:
+    return f"Checking every node of {source} against {target}…"
+
+
+def node_count(count: int) -> str:
+    return f"{count} node" if count == 1 else f"{count} nodes"
+
+
+def batch_header(count: int, target: str) -> str:
+    return f"Move {node_count(count)} to {target}"[:150]
+
+
+def batch_refused_header(count: int, target: str) -> str:
+    return f"Refused: move {node_count(count)} to {target}"[:150]
+
+
+def batch_fallback(requester: str, count: int, sources: Sequence[str], target: str) -> str:
+    moving = node_count(count)
+    return f"{user(requester)} asks to move {moving} from {', '.join(sources)} to {target}."
+
+
+def batch_refused_fallback(requester: str, count: int, target: str) -> str:
+    return f"Refused: {user(requester)} asked to move {node_count(count)} to {target}."
+
+
+def batch_fields(
+    requester: str, count: int, sources: Sequence[str], target: str, request_id: str
+) -> list[str]:
+    fields = [
+        f"*Requested by*\n{user(requester)}",
+        f"*Nodes*\n{count}",
+        f"*From → to*\n{', '.join(sources) or '?'} → {target}",
+    ]
+    if request_id:
+        fields.append(f"*Request*\n`{request_id}`")
+    return fields
+
+
+def batch_waits_for(after: Sequence[str], source: str) -> str:
+    """The WAITS FOR cell: the names when short, else how many."""
+    names = ", ".join(after)
+    if not after:
+        return "-"
+    return names if len(names) <= 28 else f"{len(after)} nodes of {source}"
+
+
+def batch_findings_cell(codes: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"{SEVERITY_SHORT[sev]}: {code}" for sev, code in codes) or "ok"
+
+
+def batch_versions(kubelet: str, target_version: str) -> str:
+    return f"{kubelet or '?'} → {target_version or '?'}"
+
+
+def batch_finding_line(severity: str, node: str, text: str) -> str:
+    about = f"`{node}`: " if node else ""
+    return f"{SEVERITY_MARKS[severity]} *{SEVERITY_WORDS[severity]}:* {about}{text}"
+
+
+def batch_no_nodes() -> str:
+    return "No node to move."
+
+
+def batch_order(max_parallel: int, target: str) -> str:
+    return (
+        f"*Order*: up to {max_parallel} nodes at once; control-plane joins into {target} one "
+        "at a time, and control-plane removals from one source too; a source's control planes "
+        "after its workers, its last control plane after everything else from it. A node that "
+        "fails stops only the nodes that wait for it."
+    )
+
+
+def batch_child_status(state: str, step_line: str = "", failed_step: str = "") -> str:
+    if state == "running" and step_line:
+        return short(step_line, 40)
+    if state == "failed" and failed_step:
+        return f"failed at {failed_step}"
+    return BATCH_STATUS.get(state, state)
+
+
+def batch_child_step(number: int, total: int, step: str, text: str = "") -> str:
+    """A running node's STATUS cell: its step, and its latest progress inside the step."""
+    place = f"{number}/{total} " if number else ""
+    said = f": {text}" if text else ""
+    return f"{place}{step}{said}"
+
+
+def batch_running_status(moved: int, running: int, failed: int, waiting: int, total: int) -> str:
+    return (
+        f":arrows_counterclockwise: Running: {moved} of {total} moved, {running} running, "
+        f"{failed} failed, {waiting} waiting."
+    )
+
+
+def batch_succeeded_status(summary: str) -> str:
+    return f":large_green_circle: {summary}"
+
+
+def batch_failed_status(summary: str) -> str:
+    return f":red_circle: {summary or 'Failed.'} The thread says which nodes and why."
+
+
+def batch_cancelled_status() -> str:
+    return ":white_circle: Cancelled before it started: nothing was moved."
+
+
+def batch_cancelling_status() -> str:
+    return (
+        ":white_circle: Cancelling: nodes not yet started will not run; nodes past the point "
+        "of no return finish."
+    )
+
+
+def batch_refused_status() -> str:
+    return (
+        ":no_entry: Refused: nothing was done and nothing waits for approval. Fix what is said "
+        f"above, then ask again with `{COMMAND}`."
+    )
+
+
+def confirm_destroy_many(sources: Sequence[str]) -> str:
+    names = ", ".join(sources)
+    return f"Approving moves every node of {names}: {names} will no longer exist."[:300]
+
+
+def batch_approved_reply(user_id: str, timestamp: float, requester: str, count: int) -> str:
+    return (
+        f"Approved by {user(user_id)} at {at(timestamp)}. {user(requester)}, your "
+        f"{node_count(count)} are queued: the table above shows where each is, and each node's "
+        "outcome comes here."
+    )
+
+
+BATCH_OUTCOME_MARKS = {
+    "succeeded": ":white_check_mark:",
+    "failed": ":x:",
+    "cancelled": ":fast_forward:",
+    "expired": ":hourglass:",
+    "rejected": ":no_entry_sign:",
+}
+
+
+def batch_node_reply(state: str, text: str) -> str:
+    return f"{BATCH_OUTCOME_MARKS.get(state, '•')} {text}"
+
+
+def nodes_command(nodes: Sequence[str], target: str) -> str:
+    return f"{COMMAND} {' '.join(nodes)} to {target}"
+
+
+def batch_done_reply(requester: str, summary: str) -> str:
+    return f":tada: {user(requester)} {summary}"
+
+
+def batch_failed_reply(requester: str, summary: str, not_moved: Sequence[str], target: str) -> str:
+    again = (
+        f" Not moved: {', '.join(f'`{n}`' for n in not_moved)}. To ask again for them: "
+        f"`{nodes_command(not_moved, target)}`."
+        if not_moved
+        else ""
+    )
+    return f":red_circle: {user(requester)} {summary}{again}"
+
+
+def batch_cancelled_reply(requester: str, by: str) -> str:
+    who = f" by {user(by)}" if by and by != requester else ""
+    return f":white_circle: {user(requester)} cancelled{who} before it started: nothing was moved."
+
+
+def batch_cancelled_now(request_id: str) -> str:
+    return f"Cancelled `{request_id}` before it started: nothing was moved."
+
+
+def batch_cancelling(request_id: str, stopped: int, going_on: Sequence[str]) -> str:
+    line = (
+        f"Cancelling `{request_id}`: {node_count(stopped)} not yet past the point of no return "
+        "stop."
+    )
+    if going_on:
+        names = ", ".join(f"`{n}`" for n in going_on)
+        line += f" Too late for {names}: the node agent has started; they finish."
+    return line + " The thread gets the summary."
+
+
+def batch_not_retried(request_id: str, not_moved: Sequence[str], target: str) -> str:
+    if not not_moved:
+        return f"`{request_id}` moved every node; there is nothing to retry."
+    return (
+        f"A batch is not retried as a whole. Ask again for the nodes `{request_id}` did not "
+        f"move; the rules are checked again against the clusters as they are now: "
+        f"`{nodes_command(not_moved, target)}`"
+    )
+
+
+def batch_member_not_retried(request_id: str, batch_id: str) -> str:
+    return (
+        f"`{request_id}` belongs to batch `{batch_id}`: `{COMMAND} retry {batch_id}` says how "
+        "to ask again for the nodes it did not move."
+    )
+
+
+def list_line_batch(request_id: str, count: int, target: str, state: str, requester: str) -> str:
+    return f"• `{request_id}` {node_count(count)} → {target}, {state}, asked by {user(requester)}"
+
+
+def list_line_ignition(request_id: str, cluster: str, role: str, state: str, requester: str) -> str:
+    return (
+        f"• `{request_id}` Ignition file for a new {role_word(role)} of {cluster}, {state}, "
+        f"asked by {user(requester)}"
+    )
+
+
+def status_batch_facts(count: int, sources: str, target: str, requester: str, by: str) -> str:
+    decided = f"; decided by {user(by)}" if by else ""
+    return f"{node_count(count)}: {sources} → {target}; asked by {user(requester)}{decided}"
+
+
+def status_batch_line(request_id: str, node: str, source: str, status: str) -> str:
+    return f"• `{node}` from {source}: {status} (`{request_id}`)"
+
+
+def status_ignition_facts(cluster: str, role: str, requester: str, by: str) -> str:
+    decided = f"; decided by {user(by)}" if by else ""
+    return (
+        f"Ignition file for a new {role_word(role)} of {cluster}; asked by {user(requester)}"
+        f"{decided}"
     )

@@ -188,7 +188,7 @@ def _order_source(
 
 def _batch_allows_last(verdict: Verdict) -> Verdict:
     """The last control plane moves last, once its cluster has no other node: that destroys it."""
-    kept = [f for f in verdict.findings if f.code != "last-control-plane"]
+    kept = [f for f in verdict.findings if f.code not in ("last-control-plane", "destroys-source")]
     kept.append(
         Finding(
             Severity.WARNING,

@@ -217,18 +217,21 @@ def test_bad_input_is_answered_in_the_ack_with_the_form_to_type(bot, text, expec
 
 
 @pytest.mark.parametrize(
-    ("text", "what"),
+    ("text", "ack", "header"),
     [
-        ("ignition clusterB", "Making Ignition files from Slack"),
-        ("a-w-1 a-w-2 from clusterA to clusterB", "Moving several nodes in one request"),
-        ("all from clusterA to clusterB", "Moving every node of a cluster"),
-        ("a-w-1 to clusterB", "Finding the cluster a node is in"),
+        ("ignition clusterB", "Checking clusterB…", "Ignition file: a new worker for clusterB"),
+        ("a-w-1 a-w-2 from clusterA to clusterB", "Looking for 2 nodes", "Move 2 nodes"),
+        ("all from clusterA to clusterB", "Checking every node of clusterA", "Refused: move 6"),
+        ("a-w-1 to clusterB", "Looking for `a-w-1` in the clusters", "Move a-w-1: clusterA"),
     ],
 )
-def test_forms_not_available_yet_say_so(bot, text, what):
+def test_ignition_several_nodes_and_whole_clusters_are_answered_in_the_channel(
+    bot, text, ack, header
+):
     delivery, _ = bot.slash(text)
-    assert f"{what} is not available yet" in ack_text(delivery)
-    assert bot.sim.calls_to("chat.postMessage") == []
+    assert delivery.elapsed < 0.5 and ack in ack_text(delivery)
+    message = bot.wait_message(timeout=20)
+    assert text_of(message).startswith(header)
 
 
 def test_help(bot):

@@ -1,0 +1,241 @@
+"""Several nodes in one request: `/join n1 n2 n3 to DST [from SRC] [as ROLE]`, `/join all from
+SRC to DST`.
+
+The plan (`joinops.batch`) is judged as a whole and posted as one request message with a table
+(`bot.batch_view`); refusals about the batch come first, and the buttons only appear when the
+whole plan is allowed. One approval approves every node (`approve_children`) and asks a worker
+to start what may start (`enqueue_batch_advance`); the workers then run each node as an ordinary
+migration, in the order the plan demands.
+
+While it runs, the relay routes each node's events to the batch's root message (its STATUS
+cell, updated in place, at most once a second) instead of the thread; the thread gets one line
+per node outcome and the summary, which the batch's own stream carries.
+
+Cancel: before approval, the batch and every node are cancelled. After it, every node that has
+not started its node agent is cancelled (a running one rolls back, as a single migration does);
+the others finish, and the batch ends with its summary. Retry: a batch is not retried as a whole
+— the answer is the exact `/join` for the nodes it did not move, which plans them again against
+the clusters as they are now.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from bot import batch_view, blocks, texts
+from bot.availability import store_answers
+from bot.context import BotContext
+from bot.message import SLACK_ERRORS, RequestMessages, slack_error
+from joinops import messages
+from joinops.audit import Action
+from joinops.batch import BatchPlan, approve_children, create_batch
+from joinops.events import Event, EventKind
+from joinops.lifecycle import State
+from joinops.queue import enqueue_batch_advance, schedule_expiry
+from joinops.store import Request
+
+log = logging.getLogger(__name__)
+
+KIND = "batch"
+
+
+def with_placeholders(rows: list[batch_view.Row], asked: Sequence[str]) -> list[batch_view.Row]:
+    """A refused plan lists every node asked for, also those it could not place."""
+    placed = {r.node for r in rows}
+    return rows + [
+        batch_view.Row(node, "?", "-", "", "", (), ()) for node in asked if node not in placed
+    ]
+
+
+class Batches:
+    def __init__(self, ctx: BotContext, msgs: RequestMessages) -> None:
+        self.ctx = ctx
+        self.messages = msgs
+
+    # ---- asking ----------------------------------------------------------------------------
+
+    def ask(
+        self, user: str, channel: str, plan: BatchPlan, asked: Sequence[str] = ()
+    ) -> str | None:
+        """Post the batch's request message (or its refusal); what to tell `user`, if anything."""
+        ctx = self.ctx
+        rows = batch_view.rows_of(plan)
+        findings = batch_view.plan_findings(plan)
+        if not plan.allowed:
+            return self._refuse(user, channel, plan, with_placeholders(rows, asked), findings)
+        if not store_answers(ctx):  # nothing is posted that could not be recorded
+            return texts.store_unreachable()
+        now = ctx.clock()
+        expires_at = now + ctx.settings.timeouts.approval.total_seconds()
+        batch = create_batch(ctx.store, plan, requester=user, state=State.PENDING, channel=channel)
+        ctx.store.update(
+            batch.id,
+            expires_at=expires_at,
+            **{
+                "x:" + batch_view.ROWS: batch_view.dump_rows(rows),
+                "x:" + batch_view.FINDINGS: batch_view.dump_findings(findings),
+            },
+        )
+        kids = batch_view.child_ids(batch)
+        for child_id in kids:  # a node nobody approved expires with its batch
+            ctx.store.update(child_id, expires_at=expires_at)
+        batch = ctx.store.get(batch.id) or batch
+        try:
+            ts = self.messages.post_request(batch)
+        except SLACK_ERRORS as e:
+            self._cancel_pending(batch, "request message not posted")
+            return texts.cannot_post(channel, slack_error(e))
+        ctx.store.update(batch.id, message_ts=ts)
+        ctx.audit.record(Action.REQUESTED, user, batch, f"{len(rows)} nodes")
+        for request_id in (batch.id, *kids):
+            schedule_expiry(ctx.redis, request_id, expires_at)
+        return None
+
+    def _refuse(
+        self,
+        user: str,
+        channel: str,
+        plan: BatchPlan,
+        rows: list[batch_view.Row],
+        findings: list[tuple[str, str]],
+    ) -> str | None:
+        reasons = [t for s, t in findings if s == "REFUSAL"] + [
+            f"{r.node}: {t}" for r in rows for s, _, t in r.findings if s == "REFUSAL"
+        ]
+        self.ctx.audit.record(
+            Action.REFUSED,
+            user,
+            None,
+            " ".join(reasons),
+            node=", ".join(r.node for r in rows),
+            source=",".join(sorted({r.source for r in rows})),
+            target=plan.target,
+        )
+        view = batch_view.view(
+            requester=user,
+            target=plan.target,
+            rows=rows,
+            findings=findings,
+            max_parallel=self.ctx.settings.max_parallel,
+            status=texts.batch_refused_status(),
+        )
+        try:
+            self.messages.post(
+                channel,
+                texts.batch_refused_fallback(user, len(rows), plan.target),
+                blocks.batch_message(view),
+            )
+        except SLACK_ERRORS as e:
+            return texts.cannot_post(channel, slack_error(e))
+        return None
+
+    # ---- deciding --------------------------------------------------------------------------
+
+    def start(self, batch: Request) -> None:
+        """Approved: every node is approved, and a worker starts what may start now."""
+        current = self.ctx.store.get(batch.id) or batch
+        approve_children(self.ctx.store, current, current.decided_by)
+        enqueue_batch_advance(self.ctx.redis, batch.id)
+
+    def close_children(self, batch: Request, state: State, outcome: str) -> None:
+        """The batch was rejected (or cancelled) before approval: so is each of its nodes."""
+        for child_id in batch_view.child_ids(batch):
+            self.ctx.store.transition(child_id, state, outcome=outcome)
+
+    def _cancel_pending(self, batch: Request, outcome: str) -> bool:
+        moved, _ = self.ctx.store.transition(batch.id, State.CANCELLED, outcome=outcome)
+        if moved:
+            self.close_children(batch, State.CANCELLED, outcome)
+        return moved
+
+    def cancel(self, user: str, batch: Request) -> str:
+        """`/join cancel` of a batch; the answer for `user`."""
+        ctx = self.ctx
+        if batch.state is State.PENDING:
+            ctx.store.update(batch.id, **{"x:" + batch_view.CANCELLED_BY: user})
+            if self._cancel_pending(batch, texts.batch_cancelled_status()):
+                ctx.audit.record(Action.CANCELLED, user, batch, "before approval")
+                ctx.events.emit(
+                    Event(
+                        batch.id,
+                        EventKind.STATE,
+                        texts.batch_cancelled_status(),
+                        state="cancelled",
+                        at=ctx.clock(),
+                    )
+                )
+                self.messages.refresh(batch.id)
+                return texts.batch_cancelled_now(batch.id)
+            batch = ctx.store.get(batch.id) or batch
+        if batch.state not in (State.APPROVED, State.RUNNING):
+            return texts.cannot_cancel_finished(batch.id, str(batch.state))
+        ctx.store.update(batch.id, **{"x:" + batch_view.CANCELLED_BY: user})
+        stopped, going_on = 0, []
+        for child in batch_view.children(ctx.store, batch):
+            if child.state.is_terminal:
+                continue
+            moved, before = ctx.store.transition(
+                child.id,
+                State.CANCELLED,
+                unless_flag="agent_started",
+                **{"x:cancelled_by": user},
+            )
+            if not moved:
+                going_on.append(child.node)
+                continue
+            stopped += 1
+            if before in (State.PENDING, State.APPROVED):  # no worker runs it: say so here
+                outcome = messages.cancelled(child)
+                ctx.store.update(child.id, outcome=outcome)
+                ctx.events.emit(
+                    Event(child.id, EventKind.STATE, outcome, state="cancelled", at=ctx.clock())
+                )
+        ctx.audit.record(Action.CANCELLED, user, batch, f"{stopped} nodes stopped")
+        enqueue_batch_advance(ctx.redis, batch.id)  # it ends once every node has
+        self.messages.refresh(batch.id)
+        return texts.batch_cancelling(batch.id, stopped, going_on)
+
+    def retry_answer(self, batch: Request) -> str:
+        if batch.state is not State.FAILED:
+            return texts.retry_only_failed(batch.id, str(batch.state))
+        kids = batch_view.children(self.ctx.store, batch)
+        return texts.batch_not_retried(batch.id, batch_view.not_moved(kids), batch.target)
+
+    # ---- the thread ------------------------------------------------------------------------
+
+    def reply_for(self, event: Event, batch: Request) -> str | None:
+        """The thread reply for an event of the batch's own stream; "" for none, None for the
+        reply a migration would get."""
+        if event.kind is EventKind.PROGRESS:  # one node ended
+            child = next(
+                (c for c in batch_view.children(self.ctx.store, batch) if c.node == event.step),
+                None,
+            )
+            return texts.batch_node_reply(str(child.state) if child else "", event.text)
+        if event.kind is not EventKind.STATE:
+            return ""
+        state, requester = event.state, batch.requester
+        if state == "approved":
+            count = len(batch_view.child_ids(batch))
+            at = event.at or self.ctx.clock()
+            return texts.batch_approved_reply(batch.decided_by, at, requester, count)
+        if state == "succeeded":
+            return texts.batch_done_reply(requester, event.text)
+        if state == "failed":
+            kids = batch_view.children(self.ctx.store, batch)
+            return texts.batch_failed_reply(
+                requester, event.text, batch_view.not_moved(kids), batch.target
+            )
+        if state == "cancelled":
+            return texts.batch_cancelled_reply(
+                requester, batch.extra.get(batch_view.CANCELLED_BY, "")
+            )
+        return None
+
+    def status_lines(self, batch: Request) -> list[str]:
+        """`/join status` of a batch: one line per node."""
+        return [
+            texts.status_batch_line(c.id, c.node, c.source, batch_view.cell_of(c))
+            for c in batch_view.children(self.ctx.store, batch)
+        ]

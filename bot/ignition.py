@@ -1,0 +1,245 @@
+"""Ignition files from Slack: `/join ignition CLUSTER [as control-plane]`.
+
+The file carries a bootstrap token (and, for a control plane, the certificate key): whoever holds
+it can add nodes to the cluster until it expires. So it goes through the same approval as a
+migration, and once a worker has made it (`workers.ignition_job`, which leaves it in Redis for
+15 minutes) the relay hands it here on the request's final state: it is uploaded into a direct
+message with the requester (`conversations.open` + `files_upload_v2`) and deleted from Redis.
+The channel's thread records who asked, who approved, the expiry and the SHA-256 — never the
+file, the token or the key.
+
+Delivery happens at most once per request (a Redis `SET NX`), only while the request is still
+`succeeded` (a cancel that raced the job wins: the file is discarded), and only for the exact
+bytes the worker recorded the SHA-256 of. A file that cannot be delivered is discarded too, and
+the thread says until when its token stays valid and how to revoke it.
+
+No byo.yaml from Slack: a file made here has no proxy, SSH key, virtual-IP pieces or extra
+Ignition (`joinops ignition --config byo.yaml` does those). Its token lives `DEFAULT_TTL`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import redis
+
+from bot import blocks, texts
+from bot.availability import store_answers
+from bot.context import BotContext
+from bot.message import (
+    DELIVERED,
+    DELIVERY,
+    SLACK_ERRORS,
+    RequestMessages,
+    ignition_refusal_view,
+    slack_error,
+)
+from joinops import ignition_request as ir
+from joinops import ignition_texts, messages
+from joinops.audit import Action
+from joinops.errors import ClusterError, ConfigError
+from joinops.events import Event, EventKind
+from joinops.ids import new_request_id
+from joinops.lifecycle import State
+from joinops.model import Role
+from joinops.queue import enqueue_ignition, schedule_expiry
+from joinops.store import Request
+
+log = logging.getLogger(__name__)
+
+SENT = "joinops:bot:ignition-sent:"  # + request id: its delivery was attempted
+SENT_TTL = 7 * 86400
+
+
+def filename(request: Request) -> str:
+    return f"{request.target}-{request.role}.ign"
+
+
+class Ignitions:
+    def __init__(self, ctx: BotContext, msgs: RequestMessages) -> None:
+        self.ctx = ctx
+        self.messages = msgs
+
+    # ---- asking ----------------------------------------------------------------------------
+
+    def refusals(self, cluster: str, role: Role) -> list[str]:
+        """Why a worker could not make this file now (the worker checks again when it runs)."""
+        try:
+            facts = self.ctx.clusters.get(cluster).facts()
+        except ClusterError as e:
+            return [messages.cluster_unusable(e.cluster, e.detail)]
+        if role is not Role.CONTROL_PLANE:
+            return []
+        if not facts.control_plane_endpoint:
+            return [ignition_texts.no_control_plane_endpoint(cluster)]
+        if not any(cp.ready for cp in facts.control_planes):
+            return [ignition_texts.no_ready_control_plane(cluster)]
+        return []
+
+    def ask(self, user: str, channel: str, cluster: str, role: Role) -> str | None:
+        """Post the request (or its refusal) in `channel`; returns what to tell `user`, if any."""
+        ctx = self.ctx
+        try:
+            reasons = self.refusals(cluster, role)
+        except ConfigError as e:
+            return texts.configuration_problem(str(e))
+        if reasons:
+            ctx.audit.record(
+                Action.REFUSED, user, None, " ".join(reasons), target=cluster, role=str(role)
+            )
+            view = ignition_refusal_view(user, cluster, role, reasons)
+            try:
+                self.messages.post(
+                    channel,
+                    texts.ignition_refused_fallback(user, cluster, str(role)),
+                    blocks.ignition_message(view),
+                )
+            except SLACK_ERRORS as e:
+                return texts.cannot_post(channel, slack_error(e))
+            return None
+        now = ctx.clock()
+        request = ir.new_request(
+            cluster=cluster,
+            role=role,
+            requester=user,
+            channel=channel,
+            created_at=now,
+            expires_at=now + ctx.settings.timeouts.approval.total_seconds(),
+        )
+        request.id = new_request_id()
+        if not store_answers(ctx):  # nothing is posted that could not be recorded
+            return texts.store_unreachable()
+        try:
+            request.message_ts = self.messages.post_request(request)
+        except SLACK_ERRORS as e:
+            return texts.cannot_post(channel, slack_error(e))
+        if not self._record(request):
+            return texts.store_unreachable()
+        ctx.audit.record(Action.REQUESTED, user, request, f"Ignition file for a new {role}")
+        schedule_expiry(ctx.redis, request.id, request.expires_at)
+        return None
+
+    def _record(self, request: Request) -> bool:
+        """Store the request whose message was just posted; if Redis is gone, the message loses
+        its buttons and says so (as `bot.availability.record_posted` does for a migration)."""
+        try:
+            self.ctx.store.create(request)
+            return True
+        except redis.RedisError as e:
+            log.warning("request %s not recorded: %s", request.id, e)
+        text = texts.ignition_not_recorded(request.target)
+        try:
+            self.ctx.client.chat_update(
+                channel=request.channel, ts=request.message_ts, text=text, blocks=blocks.reply(text)
+            )
+        except SLACK_ERRORS as e:
+            log.warning("request %s: could not withdraw its message: %s", request.id, e)
+        return False
+
+    def start(self, request: Request) -> None:
+        enqueue_ignition(self.ctx.redis, self.ctx.settings, request.id)
+
+    # ---- the thread ------------------------------------------------------------------------
+
+    def reply_for(self, event: Event, request: Request) -> str | None:
+        """The thread reply for one of the request's events (the final success: `deliver`);
+        "" for none, None for the reply a migration would get."""
+        kind = event.kind
+        if kind is EventKind.STEP_STARTED:
+            return texts.step_started(0, 0, event.step, event.text)
+        if kind is EventKind.STEP_RETRYING:
+            return texts.step_retrying(event.step, event.text)
+        if kind is EventKind.PROGRESS:
+            return texts.ignition_progress(event.text)
+        if kind is not EventKind.STATE:
+            return ""  # a step's outcome: the final state says the same, once
+        state, requester = event.state, request.requester
+        if state == "approved":
+            return texts.ignition_approved_reply(
+                request.decided_by, event.at or self.ctx.clock(), requester
+            )
+        if state == "failed":
+            return texts.ignition_failed_reply(requester, event.text, request.id)
+        if state == "cancelled":
+            return texts.ignition_cancelled_reply(requester, request.extra.get("cancelled_by", ""))
+        return None  # approved, pending, rejected, expired: as for a migration
+
+    # ---- delivery --------------------------------------------------------------------------
+
+    def deliver(self, request_id: str) -> str | None:
+        """Send the made file to the requester by DM, once; the thread reply, or None."""
+        ctx = self.ctx
+        if not ctx.redis.set(SENT + request_id, "1", nx=True, ex=SENT_TTL):
+            return None  # already delivered (or tried): never twice
+        request = ctx.store.get(request_id)
+        if request is None:
+            return None
+        data = ir.fetch_file(ctx.redis, request.id)
+        ir.forget_file(ctx.redis, request.id)  # whatever happens next, it is not kept
+        why = self._why_not(request, data)
+        if why is None:
+            assert data is not None
+            why = self._upload(request, data)
+        if why is not None:
+            ctx.store.update(request.id, **{"x:" + DELIVERY: why})
+            ctx.audit.record(Action.FAILED, "joinops", request, f"Ignition file not sent: {why}")
+            return texts.ignition_not_sent_reply(
+                request.requester,
+                why,
+                float(request.extra.get(ir.VALID_UNTIL) or 0),
+                request.extra.get(ir.TOKEN_ID, ""),
+                request.target,
+            )
+        ctx.store.update(request.id, **{"x:" + DELIVERY: DELIVERED})
+        digest = request.extra.get(ir.SHA256, "")
+        ctx.audit.record(
+            Action.SUCCEEDED,
+            "joinops",
+            request,
+            f"Ignition file sent to {request.requester} by direct message, sha256 {digest}",
+        )
+        return texts.ignition_sent_reply(
+            request.requester,
+            request.decided_by,
+            filename(request),
+            len(data or b""),
+            float(request.extra.get(ir.VALID_UNTIL) or 0),
+            digest,
+            request.extra.get(ir.TOKEN_ID, ""),
+            request.target,
+        )
+
+    def _why_not(self, request: Request, data: bytes | None) -> str | None:
+        if request.state is not State.SUCCEEDED:
+            return texts.ignition_cancelled_late()
+        if data is None:
+            return texts.ignition_gone()
+        if hashlib.sha256(data).hexdigest() != request.extra.get(ir.SHA256):
+            return texts.ignition_changed()
+        return None
+
+    def _upload(self, request: Request, data: bytes) -> str | None:
+        """Upload into the requester's DM; None when done, else why not."""
+        client = self.ctx.client
+        try:
+            opened = client.conversations_open(users=request.requester)
+            channel = str(opened["channel"]["id"])
+            client.files_upload_v2(
+                channel=channel,
+                file=data,
+                filename=filename(request),
+                title=filename(request),
+                initial_comment=texts.ignition_dm_comment(
+                    request.target,
+                    str(request.role),
+                    request.id,
+                    request.decided_by,
+                    float(request.extra.get(ir.VALID_UNTIL) or 0),
+                    request.extra.get(ir.SHA256, ""),
+                ),
+            )
+        except SLACK_ERRORS as e:
+            log.warning("request %s: Ignition file not delivered: %s", request.id, e)
+            return texts.ignition_slack_refused(slack_error(e))
+        return None
