@@ -1,8 +1,15 @@
 """Redis restarted (with persistence on) while a migration is in the drain: it finishes.
 
-Redis runs with an append-only file fsynced on every write, as the chart's bundled Redis should.
-It goes down for longer than the drain goes without reading the request (it polls for a
-cancellation at least every 5 s), so the engine meets the outage for sure.
+Redis runs with an append-only file fsynced on every write (the chart's bundled Redis fsyncs
+every second; a clean SHUTDOWN, as here, loses nothing either way). It stays down for longer
+than the drain goes without reading the request (it polls for a cancellation at least every
+5 s), so the engine meets the outage for sure.
+
+What the engine does today: the step's Redis call fails, so does recording the failure, and rq,
+unable to record the job's end, stops the worker process (status 1); a worker started while Redis
+is still down exits too. The request is never marked failed: it stays `running` with its step
+records, and the next worker started once Redis is back resumes it from the drain. The test
+plays the operator's supervisor (restart on exit), as the chart's Deployment does.
 """
 
 from __future__ import annotations
