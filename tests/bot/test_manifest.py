@@ -17,3 +17,4 @@ def test_the_manifest_declares_the_command_buttons_scopes_and_socket_mode():
     assert settings["socket_mode_enabled"] is True
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
     assert {"commands", "chat:write", "chat:write.public", "usergroups:read"} <= scopes
+    assert {"im:write", "files:write"} <= scopes  # Ignition files go by direct message

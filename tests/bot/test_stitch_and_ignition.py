@@ -25,11 +25,12 @@ from joinops.ignition_validate import problems
 from joinops.lifecycle import State
 from joinops.model import Role
 from kubesim import NodeSpec, World
-from tests.bot.harness import APPROVER, REQUESTER, buttons, text_of
+from tests.bot.harness import APPROVER, REQUESTER, buttons, text_of, until
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
 
 MAX_PARALLEL = 2
+TIMEOUTS = {"drain": "2s"}  # long enough for a drain here, short enough to wait for a blocked one
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +54,12 @@ def world() -> Iterator[World]:
             version="v1.31.4",
             control_plane_endpoint="cp.small.test:6443",
             nodes=[NodeSpec("s-cp-1", role="control-plane"), NodeSpec("s-w-1"), NodeSpec("s-w-2")],
+        )
+        w.add_cluster(
+            "pair",
+            version="v1.32.0",
+            control_plane_endpoint="cp.pair.test:6443",
+            nodes=[NodeSpec("p-cp-1", role="control-plane"), NodeSpec("p-w-1"), NodeSpec("p-w-2")],
         )
         for side in ("left", "right"):  # both have a node called `twin`
             w.add_cluster(
@@ -85,7 +92,7 @@ def redis_client(shared_redis: redis.Redis) -> redis.Redis:
 @pytest.fixture(scope="module")
 def worker_log(world, shared_redis, redis_url_module, tmp_path_factory):  # type: ignore[no-untyped-def]
     directory = tmp_path_factory.mktemp("worker")
-    config = write_config(world, directory, max_parallel=MAX_PARALLEL)
+    config = write_config(world, directory, max_parallel=MAX_PARALLEL, timeouts=TIMEOUTS)
     log = directory / "worker.log"
     processes = [start_worker(config, redis_url_module, log.with_suffix(f".{i}")) for i in (1, 2)]
     yield directory
@@ -95,7 +102,7 @@ def worker_log(world, shared_redis, redis_url_module, tmp_path_factory):  # type
 
 @pytest.fixture
 def bot(make_bot, worker_log):  # type: ignore[no-untyped-def]
-    return make_bot(max_parallel=MAX_PARALLEL)
+    return make_bot(max_parallel=MAX_PARALLEL, timeouts=TIMEOUTS)
 
 
 def _ended(replies: list[str]) -> bool:
@@ -208,6 +215,37 @@ def test_a_worker_ignition_file_and_the_thread_record_who_asked_and_approved(bot
     assert "controlPlane" not in join_configuration_of(json.loads(upload.content or b"{}"))
 
 
+def test_an_ignition_job_that_fails_says_why_in_the_thread_and_sends_nothing(bot, world):
+    cluster = world.cluster("clusterB")
+    cluster.faults.add(status=403, method="POST", path_contains="/pods", times=1)
+    bot.slash("ignition clusterB as cp")
+    request = bot.request_from_message(bot.wait_message(timeout=20))
+    bot.approve(request.id)
+    replies = bot.wait_thread(request.id, _ended, timeout=30)
+    assert replies[-1].startswith(f":red_circle: <@{REQUESTER}> No Ignition file: ")
+    assert f"`/join retry {request.id}` asks for approval again" in replies[-1]
+    assert bot.request(request.id).state is State.FAILED
+    bot.wait_root(request.id, lambda t: "No Ignition file; the thread says why" in t)
+    assert bot.sim.uploads == [] and bot.sim.calls_to("conversations.open") == []
+
+
+def test_a_file_slack_will_not_take_is_discarded_and_the_thread_says_how_to_revoke_it(bot):
+    bot.sim.faults.add("conversations.open", error="user_not_found", times=1)
+    bot.slash("ignition clusterB")
+    request = bot.request_from_message(bot.wait_message(timeout=20))
+    bot.approve(request.id)
+    replies = bot.wait_thread(request.id, _ended, timeout=30)
+    done = bot.request(request.id)
+    assert replies[-1].startswith(
+        f":red_circle: <@{REQUESTER}> the Ignition file was made but not delivered: "
+        "Slack refused the direct message or the upload (`user_not_found`)."
+    )
+    assert f"`kubeadm token delete {done.extra[ir.TOKEN_ID]}`" in replies[-1]
+    assert "then ask again with `/join ignition clusterB`" in replies[-1]
+    assert ir.fetch_file(bot.redis, request.id) is None and bot.sim.uploads == []
+    bot.wait_root(request.id, lambda t: "Made but not delivered" in t)
+
+
 def test_an_ignition_file_that_cannot_be_made_is_refused_and_nothing_is_stored(bot):
     stored = len(bot.ctx.store.recent(1000))
     bot.slash("ignition left as control-plane")  # no controlPlaneEndpoint
@@ -285,6 +323,39 @@ def test_all_from_a_cluster_moves_its_workers_then_its_control_plane(bot, world)
     labels = world.cluster("clusterB").node("s-cp-1")["metadata"]["labels"]
     assert "node-role.kubernetes.io/control-plane" in labels
     assert not world.cluster("small").reachable
+
+
+def test_one_failing_node_is_reported_while_the_other_moves(bot, world):
+    pair = world.cluster("pair")
+    pair.add_pod("p-w-2", "db-0", labels={"app": "db"}, owner_kind="StatefulSet")
+    pair.add_pdb("db", "default", {"app": "db"}, min_available=1)
+    bot.slash("p-w-1 p-w-2 to clusterB")
+    batch = bot.request_from_message(bot.wait_message(timeout=20))
+    bot.approve(batch.id)
+    replies = bot.wait_thread(batch.id, _ended, timeout=40)
+    assert any(r.startswith(":white_check_mark: `p-w-1`: succeeded.") for r in replies)
+    failed = next(r for r in replies if r.startswith(":x: `p-w-2`: failed."))
+    assert "default/db-0" in failed
+    assert replies[-1].startswith(f":red_circle: <@{REQUESTER}> Batch finished in ")
+    assert "1 of 2 moved, 1 failed, 0 not run." in replies[-1]
+    assert "To ask again for them: `/join p-w-2 to clusterB`." in replies[-1]
+    root = bot.wait_root(batch.id, lambda t: "1 of 2 moved" in t)
+    cells = {node: row[-1] for node, row in _table(root).items()}
+    assert cells == {"p-w-1": "moved", "p-w-2": "failed at drain"}
+    assert world.cluster("pair").node("p-w-2") is not None  # still in its source
+
+
+def test_a_batch_nobody_approves_expires_with_its_nodes(make_bot, worker_log):
+    bot = make_bot(max_parallel=MAX_PARALLEL, timeouts={**TIMEOUTS, "approval": "1s"})
+    bot.slash("twin right-cp-1 from right to clusterB")
+    batch = bot.request_from_message(bot.wait_message(timeout=20))
+    root = bot.wait_root(batch.id, lambda t: "expired, not run" in t, timeout=15)
+    assert buttons(root) == []
+    kids = batch.extra["children"].split(",")
+    until(lambda: {bot.request(i).state for i in kids} == {State.EXPIRED}, 10)
+    assert bot.wait_thread(batch.id, lambda r: r) == [
+        f":hourglass: <@{REQUESTER}> nobody approved within 1 s: expired, not run."
+    ]
 
 
 def test_a_name_in_two_clusters_is_refused_naming_both(bot):
