@@ -99,3 +99,10 @@ def test_the_ack_is_json_bolt_understands(bot):
     assert delivery.status == 200
     body = json.loads(delivery.body)
     assert body["response_type"] == "ephemeral" and body["blocks"][0]["type"] == "section"
+
+
+def test_a_body_that_is_not_utf8_gets_400_signed_and_401_unsigned(bot):
+    body = b"text=" + bytes([0x80, 0xFF]) + b"&command=%2Fjoin"
+    assert deliver(bot.events_url, body, SECRET).status == 400
+    assert deliver(bot.events_url, body, "not-the-secret").status == 401
+    _nothing_happened(bot)
