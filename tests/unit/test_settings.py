@@ -104,3 +104,35 @@ contexts:
 @pytest.mark.parametrize("text,seconds", [("90s", 90), ("10m", 600), ("1h30m", 5400), (45, 45)])
 def test_durations(text, seconds):
     assert parse_duration(text).total_seconds() == seconds
+
+
+def test_requesters_are_typed_and_their_ids_checked(tmp_path, monkeypatch):
+    good = "clusters: {a: {kubeconfig: /x}}\n"
+    monkeypatch.setenv("JOINOPS_CONFIG", str(write(tmp_path, good)))
+    assert load_settings().requesters.anyone  # not configured: everyone may ask
+    path = write(
+        tmp_path,
+        good + "requesters: {users: [U012ABCDEF], groups: [S0OPS], channels: [C0OPS, G0PRIV]}\n",
+    )
+    monkeypatch.setenv("JOINOPS_CONFIG", str(path))
+    requesters = load_settings().requesters
+    assert (requesters.users, requesters.groups, requesters.channels) == (
+        ["U012ABCDEF"],
+        ["S0OPS"],
+        ["C0OPS", "G0PRIV"],
+    )
+    assert not requesters.anyone
+
+    bad = good + "requesters: {users: [alice], groups: [U012ABCDEF], channels: ['#ops'], x: 1}\n"
+    monkeypatch.setenv("JOINOPS_CONFIG", str(write(tmp_path, bad)))
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert sorted(caught.value.problems) == [
+        f"{tmp_path / 'joinops.yaml'}: requesters.channels: '#ops' is not a Slack channel ID "
+        "(C…/G…/D…)",
+        f"{tmp_path / 'joinops.yaml'}: requesters.groups: 'U012ABCDEF' is not a Slack user-group "
+        "ID (S…)",
+        f"{tmp_path / 'joinops.yaml'}: requesters.users: 'alice' is not a Slack user ID (U…/W…)",
+        f"{tmp_path / 'joinops.yaml'}: requesters.x: unknown key (check the spelling; see README, "
+        "Configuration)",
+    ]

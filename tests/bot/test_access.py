@@ -1,0 +1,136 @@
+"""Authorisation in front of every command and click (bot/access.py): who may ask, where, who
+may decide. Every refusal is ephemeral, says what is missing and whom to ask, changes nothing
+and is in the audit trail."""
+
+from __future__ import annotations
+
+import pytest
+
+from joinops.audit import Action, AuditLog
+from joinops.lifecycle import State
+from slacksim.signing import deliver, slash_command_body
+from tests.bot.harness import (
+    APPROVER,
+    APPROVER2,
+    CHANNEL,
+    GROUP,
+    GROUP_MEMBER,
+    REQUESTER,
+    SECRET,
+    STRANGER,
+    ack_text,
+    buttons,
+)
+
+REQUESTER_GROUP = "S0REQUESTERS"
+GROUP_REQUESTER = "UREQGROUP01"
+OTHER_CHANNEL = "C0ELSEWHERE"
+ASK = "a-w-1 from clusterA to clusterB"
+APPROVERS_SHOWN = f"<@{APPROVER}>, <@{APPROVER2}>, <!subteam^{GROUP}>"
+
+
+@pytest.fixture
+def guarded(make_bot, sim):  # type: ignore[no-untyped-def]
+    sim.usergroups[REQUESTER_GROUP] = [GROUP_REQUESTER]
+    return make_bot(
+        requesters={"users": [REQUESTER], "groups": [REQUESTER_GROUP], "channels": [CHANNEL]}
+    )
+
+
+def _denied(bot) -> list:  # type: ignore[no-untyped-def]
+    return [e for e in AuditLog(bot.redis).entries() if e.action is Action.DENIED]
+
+
+def test_someone_not_among_the_requesters_is_refused_in_the_ack(guarded):
+    delivery, rid = guarded.slash(ASK, user=STRANGER)
+    assert delivery.status == 200 and delivery.elapsed < 1.0
+    assert delivery.json()["response_type"] == "ephemeral"
+    answer = ack_text(delivery)
+    assert "You may not use `/join`: only the configured requesters may" in answer
+    assert f"Ask {APPROVERS_SHOWN} to add you, or to ask for you." in answer
+    assert "Nothing was recorded." in answer
+    for other in ("list", "clusters", "status", "cancel req-00000000", "nonsense words"):
+        refused, _ = guarded.slash(other, user=STRANGER)
+        assert "only the configured requesters may" in ack_text(refused), other
+    assert "moves Kubernetes nodes" in ack_text(guarded.slash("help", user=STRANGER)[0])
+
+    assert guarded.sim.calls_to("chat.postMessage") == []
+    assert guarded.ctx.store.recent(10) == [] and guarded.sim.responses(rid) == []
+    denied = _denied(guarded)
+    assert len(denied) == 6 and {e.actor for e in denied} == {STRANGER}
+    first = denied[0]
+    assert (first.node, first.source, first.target, first.role) == (
+        "a-w-1",
+        "clusterA",
+        "clusterB",
+        "worker",
+    )
+    assert first.detail == "/join: not a requester"
+
+
+def test_listed_users_group_members_and_approvers_may_ask(guarded):
+    for user, node in ((REQUESTER, "a-w-1"), (GROUP_REQUESTER, "a-w-2"), (APPROVER, "taken")):
+        delivery, _ = guarded.slash(f"{node} from clusterA to clusterB", user=user)
+        assert "Checking" in ack_text(delivery), user
+    guarded.sim.wait_for(lambda: len(guarded.messages()) == 3)
+    assert _denied(guarded) == []
+    assert len(guarded.sim.calls_to("usergroups.users.list")) == 1  # only for the group member
+    guarded.slash("status", user=GROUP_REQUESTER)
+    assert len(guarded.sim.calls_to("usergroups.users.list")) == 1  # remembered
+
+
+def test_requests_only_in_the_listed_channels(guarded):
+    url = guarded.sim.response_url("elsewhere", channel=OTHER_CHANNEL, user=REQUESTER)
+    body = slash_command_body(
+        text=ASK, user_id=REQUESTER, channel_id=OTHER_CHANNEL, response_url=url
+    )
+    delivery = deliver(guarded.events_url, body, SECRET)
+    answer = ack_text(delivery)
+    assert f"`/join` works only in <#{CHANNEL}>, not here." in answer
+    assert guarded.sim.calls_to("chat.postMessage") == []
+    assert _denied(guarded)[0].detail == f"/join: channel {OTHER_CHANNEL} not allowed"
+
+
+def test_a_group_slack_cannot_list_grants_nothing_and_says_so(guarded):
+    guarded.sim.faults.add("usergroups.users.list", status=500, times=2)
+    delivery, _ = guarded.slash(ASK, user=GROUP_REQUESTER)
+    answer = ack_text(delivery)
+    assert f"I could not check whether you are in <!subteam^{REQUESTER_GROUP}>" in answer
+    assert "Try again in a minute" in answer and delivery.elapsed < 1.0
+    assert guarded.sim.calls_to("chat.postMessage") == []
+    # not remembered: once Slack answers again, so does the bot
+    assert "Checking" in ack_text(guarded.slash(ASK, user=GROUP_REQUESTER)[0])
+
+
+def test_only_approvers_click_and_the_refusal_names_them(bot):
+    bot.slash(ASK)
+    request = bot.request_from_message(bot.wait_message())
+    delivery, rid = bot.approve(request.id, STRANGER)
+    assert delivery.status == 200 and delivery.body == b"" and delivery.elapsed < 1.0
+    answer = bot.wait_answer(rid)
+    assert "you are not one of them. Nothing changed." in answer
+    assert f"The approvers are {APPROVERS_SHOWN}." in answer
+    assert bot.sim.responses(rid)[0]["response_type"] == "ephemeral"
+    _, rid = bot.click("join_reject", request.id, REQUESTER)
+    assert "you are not one of them" in bot.wait_answer(rid)
+
+    assert bot.request(request.id).state is State.PENDING
+    assert buttons(bot.root(request.id)) and bot.jobs() == []
+    denied = _denied(bot)
+    assert [(e.actor, e.detail) for e in denied] == [
+        (STRANGER, "approve: not an approver"),
+        (REQUESTER, "reject: not an approver"),
+    ]
+    assert all(e.request_id == request.id and e.node == "a-w-1" for e in denied)
+    assert denied[0].source == "clusterA" and denied[0].target == "clusterB"
+
+    bot.approve(request.id, GROUP_MEMBER)
+    bot.wait_root(request.id, lambda t: f"Approved by <@{GROUP_MEMBER}>" in t)
+
+
+def test_requesters_do_not_make_approvers(guarded):
+    guarded.slash(ASK)
+    request = guarded.request_from_message(guarded.wait_message())
+    _, rid = guarded.approve(request.id, GROUP_REQUESTER)
+    assert "you are not one of them" in guarded.wait_answer(rid)
+    assert guarded.request(request.id).state is State.PENDING

@@ -1,0 +1,147 @@
+"""Redis unreachable: the bot says it cannot take requests and takes nothing it could lose.
+
+The bot runs on a private `redis-server` that each test stops: before a command, while a
+command's cluster check runs, and between the request message being posted and the request being
+recorded. Every time: a clear ephemeral answer, no request message left that could be approved,
+no half-written request once Redis is back; `/join help` still answers; `/healthz` says 503.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from bot import texts
+from bot.message import RequestMessages
+from joinops.lifecycle import State
+from joinops.store import ACTIVE, PREFIX, Request
+from slacksim.signing import Delivery, block_actions_body, deliver
+from tests.bot.harness import APPROVER, CHANNEL, SECRET, ack_text, buttons, text_of
+from tests.support.faults import RedisServer
+
+ASK = "a-w-1 from clusterA to clusterB"
+CANNOT = (
+    "I cannot take requests right now (the queue/state store is unreachable); nothing was "
+    "recorded — try again in a minute."
+)
+
+
+@pytest.fixture
+def redis_server(tmp_path) -> Iterator[RedisServer]:  # type: ignore[no-untyped-def]
+    directory = tmp_path / "redis"
+    directory.mkdir()
+    server = RedisServer(directory)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    return redis_server.url
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+def _health(bot) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    try:
+        with urllib.request.urlopen(bot.server.url + "/healthz", timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def _approve(bot, request: Request) -> tuple[Delivery, str]:  # type: ignore[no-untyped-def]
+    url = bot.sim.response_url("down-click", channel=CHANNEL, user=APPROVER)
+    body = block_actions_body(
+        action_id="join_approve",
+        value=request.id,
+        user_id=APPROVER,
+        message_ts=request.message_ts,
+        response_url=url,
+    )
+    return deliver(bot.events_url, body, SECRET), "down-click"
+
+
+def _requests(client: redis.Redis) -> list[bytes]:
+    return sorted(client.scan_iter(match=PREFIX + "*")) + sorted(client.smembers(ACTIVE))
+
+
+def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
+    make_bot, redis_server, redis_client
+):
+    assert texts.store_unreachable() == CANNOT
+    bot = make_bot()
+    bot.slash(ASK)
+    request = bot.request_from_message(bot.wait_message())
+    assert _health(bot) == (200, "ok")
+    before = _requests(redis_client)
+    posted = len(bot.sim.calls_to("chat.postMessage"))
+
+    redis_server.shutdown()
+    delivery, rid = bot.slash("a-w-2 from clusterA to clusterB")
+    assert delivery.status == 200 and delivery.elapsed < 1.0
+    assert delivery.json()["response_type"] == "ephemeral"
+    assert ack_text(delivery) == CANNOT
+    for text in ("list", "status", f"cancel {request.id}", "clusters"):
+        assert ack_text(bot.slash(text)[0]) == CANNOT, text
+    assert "moves Kubernetes nodes" in ack_text(bot.slash("help")[0])
+
+    clicked, click_rid = _approve(bot, request)  # harness.approve would read Redis itself
+    assert clicked.status == 200 and clicked.elapsed < 1.0
+    assert bot.wait_answer(click_rid) == CANNOT
+    status, body = _health(bot)
+    assert status == 503 and body.startswith("redis unreachable")
+
+    redis_server.start()
+    assert _requests(redis_client) == before  # nothing was written, nothing half-written
+    assert bot.request(request.id).state is State.PENDING and bot.jobs() == []
+    assert len(bot.sim.calls_to("chat.postMessage")) == posted
+    assert bot.sim.responses(rid) == []  # no late "Checking…" work ran
+    assert _health(bot) == (200, "ok")
+    # and the bot takes requests again, on the same connections
+    bot.approve(request.id, APPROVER)
+    bot.wait_root(request.id, lambda t: f"Approved by <@{APPROVER}>" in t)
+
+
+def test_redis_lost_during_the_cluster_check_posts_nothing(make_bot, world, redis_server):
+    bot = make_bot()
+    world.cluster("clusterA").faults.add(latency_seconds=1.0, times=1)
+    delivery, rid = bot.slash(ASK)
+    assert "Checking" in ack_text(delivery)  # Redis answered at the ack
+    redis_server.shutdown()
+    assert bot.wait_answer(rid, timeout=15) == CANNOT
+    redis_server.start()
+    assert bot.sim.calls_to("chat.postMessage") == []
+    assert bot.ctx.store.recent(10) == []
+
+
+def test_redis_lost_between_posting_and_recording_withdraws_the_message(
+    make_bot, redis_server, redis_client, monkeypatch
+):
+    bot = make_bot()
+    post = RequestMessages.post_request
+
+    def post_then_lose_redis(self, request):  # type: ignore[no-untyped-def]
+        ts = post(self, request)
+        redis_server.shutdown()
+        return ts
+
+    monkeypatch.setattr(RequestMessages, "post_request", post_then_lose_redis)
+    _, rid = bot.slash(ASK)
+    assert bot.wait_answer(rid, timeout=15) == CANNOT
+
+    message = bot.wait_message()
+    assert buttons(message) == []  # nobody can approve what was never recorded
+    assert text_of(message).startswith("Not recorded: moving `a-w-1` from clusterA to clusterB")
+    redis_server.start()
+    assert _requests(redis_client) == []
