@@ -307,6 +307,18 @@ def locked(node: str, holder: str) -> str:
     )
 
 
+def where_agent_unconfirmed(request: Any) -> str:
+    return (
+        f"Where it is: not known. The node agent's creation was sent to {request.source} but "
+        f"not confirmed, so it may have started: then `{request.node}` was reset and has left "
+        f"{request.source}. Look for `{request.node}` with `kubectl get nodes` in "
+        f"{request.target} and in {request.source}. Its bootstrap token was deleted (if "
+        f"{request.target} answered), so a join still under way fails. Next: if it is Ready in "
+        f"{request.target}, `/join retry {request.id}` cleans up; if it is in neither, re-join "
+        f"the host with fresh material from `joinops ignition --cluster {request.target}`."
+    )
+
+
 def where_after_join(request: Any) -> str:
     return (
         f"Where it is: `{request.node}` is Ready in {request.target}; only the clean-up "

@@ -145,7 +145,8 @@ def _fail(run: Run, step: Step, reason: str) -> State:
         where = messages.where_after_join(request)
     elif current is not None and current.agent_started:
         after_failure(run)
-        where = ""  # the step's own message says where the node is
+        # the later steps' own messages say where the node is; the agent step cannot know
+        where = messages.where_agent_unconfirmed(request) if step.id == "agent" else ""
     else:
         restored = _rollback(run, step)
         where = messages.where_before_agent(request, restored)

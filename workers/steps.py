@@ -252,6 +252,9 @@ def start_agent(run: Run) -> str:
     if not run.ctx.store.set_flag_if_state(run.id, "agent_started", {State.RUNNING}):
         raise Cancelled()
     run.request.agent_started = True
+    # Was the agent pod's creation ever sent (by an earlier attempt or run)? Then it may exist,
+    # and the node may be leaving, whatever happens next.
+    sent_before = bool(run.memory("agent").get("pod_requested"))
     try:
         if _material_stale(run) or not _token_usable(run):
             prepare_join_material(run)
@@ -259,7 +262,7 @@ def start_agent(run: Run) -> str:
                 raise PermanentError(messages.token_not_signed(run.request.target))
         material.ensure_namespace(run.source, run.namespace)
     except Exception:
-        if not run.resuming:  # else an interrupted earlier run may have started the agent
+        if not sent_before:
             _agent_not_started(run)
         raise
     pod = agent.agent_pod(
@@ -269,6 +272,7 @@ def start_agent(run: Run) -> str:
         image=run.ctx.settings.agent.image,
         profile=run.ctx.settings.agent.host_profile,
     )
+    run.remember("agent", pod_requested=True)
     try:
         run.source.call(
             "create",
@@ -279,8 +283,11 @@ def start_agent(run: Run) -> str:
         )
     except ClusterConflict:
         pass  # created by an earlier, interrupted run
+    except ClusterUnreachable:
+        raise  # no answer: the pod may have been created all the same
     except ClusterError:
-        _agent_not_started(run)
+        if not sent_before:  # refused (403, 422...): this one was not created
+            _agent_not_started(run)
         raise
     return messages.agent_started(
         run.request.node, run.request.source, run.request.target, run.request.destroys_source
