@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+
 from joinops.events import GLOBAL_STREAM, Event
 from joinops.lifecycle import State
 from joinops.steprecords import Outcome
 from tests.support.engine import approved_request
 from tests.support.faults import (
     AGENT_NAMESPACE,
+    HeldCall,
     finals,
     leftovers,
     node_ready,
@@ -106,3 +109,32 @@ def test_a_target_failing_past_the_retries_before_the_agent_rolls_back(world, ma
     assert host_events == []
     b.faults.clear()
     assert leftovers([a, b]) == []  # the token was deleted in the rollback
+
+
+def test_an_unanswered_agent_creation_is_not_reported_as_nothing_done(world, make_ctx):
+    """The source takes the agent pod's creation, then stops answering for good."""
+    a, b = world.cluster("clusterA"), world.cluster("clusterB")
+    ctx = make_ctx(timeouts={"api": "1s"})
+    request = approved_request(ctx, NODE, "clusterA", "clusterB")
+    held = HeldCall(a, f"/namespaces/{AGENT_NAMESPACE}/pods", "POST", seconds=1.5)
+
+    def cut_the_source_off() -> None:
+        held.wait_held()
+        a.faults.add(reachable=False)  # cuts the held connection; the server still creates it
+
+    cutter = threading.Thread(target=cut_the_source_off)
+    cutter.start()
+    assert run_request(ctx, request.id) is State.FAILED
+    cutter.join()
+
+    final = ctx.store.get(request.id)
+    assert final.failed_step == "agent" and final.agent_started
+    # the agent did start: the host was reset and joined the target (its token still valid)
+    assert [e.kind for e in world.events if e.subject == NODE] == ["host-reset", "host-joined"]
+    assert node_ready(b, NODE)
+    # so the outcome must not say that the node is untouched in the source
+    assert "is still in clusterA" not in final.outcome
+    assert "Where it is: not known" in final.outcome
+    assert "may have started" in final.outcome
+    assert "`kubectl get nodes` in clusterB and in clusterA" in final.outcome
+    assert "clusterA: the API server at" in final.outcome
