@@ -154,13 +154,13 @@ class Batches:
         ctx = self.ctx
         if batch.state is State.PENDING:
             ctx.store.update(batch.id, **{"x:" + batch_view.CANCELLED_BY: user})
-            if self._cancel_pending(batch, texts.batch_cancelled_status()):
+            if self._cancel_pending(batch, texts.batch_cancelled_outcome()):
                 ctx.audit.record(Action.CANCELLED, user, batch, "before approval")
                 ctx.events.emit(
                     Event(
                         batch.id,
                         EventKind.STATE,
-                        texts.batch_cancelled_status(),
+                        texts.batch_cancelled_outcome(),
                         state="cancelled",
                         at=ctx.clock(),
                     )
@@ -223,10 +223,13 @@ class Batches:
         if state == "succeeded":
             return texts.batch_done_reply(requester, event.text)
         if state == "failed":
-            kids = batch_view.children(self.ctx.store, batch)
-            return texts.batch_failed_reply(
-                requester, event.text, batch_view.not_moved(kids), batch.target
-            )
+            left = batch_view.not_moved(batch_view.children(self.ctx.store, batch))
+            by = batch.extra.get(batch_view.CANCELLED_BY, "")
+            if by:
+                return texts.batch_cancelled_late_reply(
+                    requester, by, event.text, left, batch.target
+                )
+            return texts.batch_failed_reply(requester, event.text, left, batch.target)
         if state == "cancelled":
             return texts.batch_cancelled_reply(
                 requester, batch.extra.get(batch_view.CANCELLED_BY, "")

@@ -195,6 +195,9 @@ def status_line(batch: Request, kids: Sequence[Request]) -> str:
     if state is State.SUCCEEDED:
         return texts.batch_succeeded_status(batch.outcome)
     if state is State.FAILED:
+        by = batch.extra.get(CANCELLED_BY)
+        if by:
+            return texts.batch_cancelled_late_status(by, batch.outcome)
         return texts.batch_failed_status(batch.outcome)
     if state is State.CANCELLED:
         return texts.batch_cancelled_status()

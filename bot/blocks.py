@@ -282,6 +282,8 @@ def status_report(request: Request, records: Mapping[str, StepRecord]) -> list[B
     ]
     if request.outcome:
         blocks.append(_section(texts.status_outcome(request.outcome)))
+    if request.kind == "ignition" and not records:
+        return blocks  # one job, no step records: the outcome says it all
     ordered = [s for s in STEP_IDS if s in records] + sorted(set(records) - set(STEP_IDS))
     lines = [
         texts.status_step(s, str(records[s].outcome), records[s].attempts, records[s].message)

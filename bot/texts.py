@@ -901,8 +901,8 @@ def ignition_cancelled_late() -> str:
 
 def ignition_failed_reply(requester: str, outcome: str, request_id: str) -> str:
     return (
-        f":red_circle: {user(requester)} {outcome}. `{COMMAND} retry {request_id}` asks for "
-        "approval again."
+        f":red_circle: {user(requester)} {outcome.rstrip('.')}. `{COMMAND} retry {request_id}` "
+        "asks for approval again."
     )
 
 
@@ -1056,6 +1056,14 @@ def batch_cancelled_status() -> str:
     return ":white_circle: Cancelled before it started: nothing was moved."
 
 
+def batch_cancelled_outcome() -> str:
+    return "Cancelled before it started: nothing was moved."
+
+
+def batch_cancelled_late_status(by: str, summary: str) -> str:
+    return f":white_circle: Cancelled by {user(by)}. {summary}"
+
+
 def batch_cancelling_status() -> str:
     return (
         ":white_circle: Cancelling: nodes not yet started will not run; nodes past the point "
@@ -1112,6 +1120,18 @@ def batch_failed_reply(requester: str, summary: str, not_moved: Sequence[str], t
         else ""
     )
     return f":red_circle: {user(requester)} {summary}{again}"
+
+
+def batch_cancelled_late_reply(
+    requester: str, by: str, summary: str, not_moved: Sequence[str], target: str
+) -> str:
+    again = (
+        f" Not moved: {', '.join(f'`{n}`' for n in not_moved)}. To ask again for them: "
+        f"`{nodes_command(not_moved, target)}`."
+        if not_moved
+        else ""
+    )
+    return f":white_circle: {user(requester)} cancelled by {user(by)}. {summary}{again}"
 
 
 def batch_cancelled_reply(requester: str, by: str) -> str:

@@ -8,7 +8,8 @@ each time a child ends — and starts every child that may start now:
 - control-plane joins into one target run one at a time, and so do control-plane removals from
   one source;
 - a child starts only once the children it waits for (`after`) have succeeded; if one of them
-  did not, the child is not run and its line says why, while the others go on.
+  did not, the child is not run and its line says why, while the others go on;
+- a child cancelled while it ran has ended once its worker has put the node back.
 When every child has ended, the batch ends with a summary. No process waits in between.
 """
 
@@ -24,6 +25,7 @@ from joinops.queue import enqueue_migration
 from joinops.store import Request
 from workers import context
 from workers.context import EngineContext
+from workers.locks import holder_of, node_lock
 
 log = logging.getLogger(__name__)
 ACTIVE = (State.APPROVED, State.RUNNING)
@@ -50,7 +52,9 @@ def advance_locked(ctx: EngineContext, batch_id: str) -> str:
     kids = children(ctx, batch)
     by_node = {c.node: c for c in kids}
     _report_new_outcomes(ctx, batch, kids)
-    running = [c for c in kids if c.state is State.RUNNING or _queued(ctx, c)]
+    running = [
+        c for c in kids if c.state is State.RUNNING or _queued(ctx, c) or _rolling_back(ctx, c)
+    ]
     for child in kids:
         if child.state is not State.APPROVED or _queued(ctx, child):
             continue
@@ -64,7 +68,7 @@ def advance_locked(ctx: EngineContext, batch_id: str) -> str:
         enqueue_migration(ctx.redis, ctx.settings, child.id)
         running.append(child)
     kids = children(ctx, batch)
-    if all(c.state.is_terminal for c in kids):
+    if all(_ended(ctx, c) for c in kids):
         _report_new_outcomes(ctx, batch, kids)
         _finish(ctx, batch, kids)
         return "finished"
@@ -77,6 +81,20 @@ def _queued_key(child_id: str) -> str:
 
 def _queued(ctx: EngineContext, child: Request) -> bool:
     return child.state is State.APPROVED and bool(ctx.redis.exists(_queued_key(child.id)))
+
+
+def _rolling_back(ctx: EngineContext, child: Request) -> bool:
+    """Cancelled while it ran: its worker is still putting the node back (it sets the outcome
+    when done, then releases the node lock; a dead worker's lock expires)."""
+    return (
+        child.state is State.CANCELLED
+        and not child.outcome
+        and holder_of(ctx.redis, node_lock(child.node)) is not None
+    )
+
+
+def _ended(ctx: EngineContext, child: Request) -> bool:
+    return child.state.is_terminal and not _rolling_back(ctx, child)
 
 
 def _after(child: Request) -> list[str]:
@@ -120,9 +138,7 @@ def _hold(ctx: EngineContext, child: Request, blocker: Request) -> None:
 def _report_new_outcomes(ctx: EngineContext, batch: Request, kids: list[Request]) -> None:
     """One line per node outcome on the batch's own stream (its Slack thread), once each."""
     for child in kids:
-        if child.state.is_terminal and ctx.redis.sadd(
-            f"joinops:batch-reported:{batch.id}", child.id
-        ):
+        if _ended(ctx, child) and ctx.redis.sadd(f"joinops:batch-reported:{batch.id}", child.id):
             ctx.reporter.emit(
                 Event(
                     batch.id,

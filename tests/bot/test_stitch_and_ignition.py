@@ -30,7 +30,7 @@ from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
 
 MAX_PARALLEL = 2
-TIMEOUTS = {"drain": "2s"}  # long enough for a drain here, short enough to wait for a blocked one
+TIMEOUTS = {"drain": "3s"}  # long enough to cancel a blocked drain, short enough to wait for it
 
 
 @pytest.fixture(scope="module")
@@ -343,6 +343,26 @@ def test_one_failing_node_is_reported_while_the_other_moves(bot, world):
     cells = {node: row[-1] for node, row in _table(root).items()}
     assert cells == {"p-w-1": "moved", "p-w-2": "failed at drain"}
     assert world.cluster("pair").node("p-w-2") is not None  # still in its source
+
+
+def test_cancelling_a_running_batch_stops_the_nodes_not_past_their_agent(bot, world):
+    # p-w-2's drain is still blocked (previous test); p-cp-1 waits for it.
+    bot.slash("p-w-2 p-cp-1 from pair to clusterB")
+    batch = bot.request_from_message(bot.wait_message(timeout=20))
+    kids = {k.node: k for k in (bot.request(i) for i in batch.extra["children"].split(","))}
+    bot.approve(batch.id)
+    until(lambda: "drain" in bot.request(kids["p-w-2"].id).extra.get("status_cell", ""), 10)
+
+    _, rid = bot.slash(f"cancel {batch.id}")
+    assert f"Cancelling `{batch.id}`: 2 nodes not yet past the point" in bot.wait_answer(rid)
+    replies = bot.wait_thread(batch.id, _ended, timeout=30)
+    assert replies[-1].startswith(f":white_circle: <@{REQUESTER}> cancelled by <@{REQUESTER}>.")
+    assert "0 of 2 moved, 0 failed, 2 not run." in replies[-1]
+    assert {bot.request(k.id).state for k in kids.values()} == {State.CANCELLED}
+    root = bot.wait_root(batch.id, lambda t: "Cancelled by" in t and "2 not run" in t)
+    assert {row[-1] for row in _table(root).values()} == {"not run"}
+    node = world.cluster("pair").node("p-w-2")
+    assert node is not None and not node["spec"].get("unschedulable")  # put back as it was
 
 
 def test_a_batch_nobody_approves_expires_with_its_nodes(make_bot, worker_log):
