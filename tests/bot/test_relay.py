@@ -79,3 +79,28 @@ def test_events_of_requests_made_elsewhere_are_skipped(bot):
     log.emit(_step(request.id, "check"))
     bot.wait_thread(request.id, lambda r: len(r) == 2)
     assert len(bot.sim.calls_to("chat.postMessage")) == 3  # request, approval, step
+
+
+def test_a_batch_nodes_events_change_its_table_in_place_not_its_thread(bot):
+    bot.slash("a-w-1 a-w-2 from clusterA to clusterB")
+    batch = bot.request_from_message(bot.wait_message(timeout=20))
+    bot.approve(batch.id, APPROVER)
+    bot.wait_thread(batch.id, lambda r: r)  # "Approved by…"
+    log = RedisEventLog(bot.redis)
+    kids = batch.extra["children"].split(",")
+    for child in kids:  # their jobs (played by the test) have started
+        assert bot.ctx.store.transition(child, State.RUNNING)[0]
+    before = len(bot.sim.calls_to("chat.update"))
+    for step in ("check", "join-material", "cordon", "drain"):
+        for child in kids:
+            log.emit(_step(child, step))
+            log.emit(_step(child, step, EventKind.STEP_SUCCEEDED))
+    for i in range(20):
+        for child in kids:
+            log.emit(Event(child, EventKind.PROGRESS, f"{i} of 20 pods gone", step="drain"))
+
+    root = bot.wait_root(batch.id, lambda t: t.count("4/7 drain: 19 of 20 pods gone") == 2)
+    assert "a-w-1" in text_of(root) and "a-w-2" in text_of(root)
+    assert len(bot.wait_thread(batch.id, lambda r: r)) == 1  # no step of a node in the thread
+    updates = len(bot.sim.calls_to("chat.update")) - before
+    assert 1 <= updates <= 5  # 56 events, coalesced to about one update a second
