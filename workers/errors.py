@@ -15,5 +15,10 @@ class TemporaryError(Exception):
         self.delay = delay
 
 
+class LockLost(Exception):
+    """This run's locks expired (Redis was away longer than their ttl): another run may own the
+    request now, so this one stops without touching anything more."""
+
+
 class Cancelled(Exception):
     """The request was cancelled while a step ran; undo what was done."""

@@ -7,6 +7,7 @@ request id, so a resumed request takes its own lock back; a lock whose worker di
 
 from __future__ import annotations
 
+import secrets
 import threading
 from dataclasses import dataclass
 
@@ -70,6 +71,7 @@ class LockSet:
         self._release = redis_client.register_script(_RELEASE)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.lost = threading.Event()  # a renewal found a lock gone: another run may own it now
 
     def acquire(self) -> Held | None:
         """Take every lock, or none. Returns what blocked, or None on success."""
@@ -96,12 +98,23 @@ class LockSet:
         def beat() -> None:
             while not self._stop.wait(interval):
                 try:
-                    self._renew(keys=self.keys, args=[self.owner, self.ttl_ms])
+                    renewed = self._renew(keys=self.keys, args=[self.owner, self.ttl_ms])
                 except redis.RedisError:
                     continue  # Redis away for a moment: the next beat tries again
+                if int(renewed) < len(self.keys):
+                    self.lost.set()  # it expired (Redis was away too long): stop acting
 
         self._thread = threading.Thread(target=beat, name=f"locks-{self.owner}", daemon=True)
         self._thread.start()
+
+
+def run_owner(request_id: str) -> str:
+    """A lock owner unique to one run of a request: a second run never shares the first's lock."""
+    return f"{request_id}/{secrets.token_hex(4)}"
+
+
+def request_of(owner: str) -> str:
+    return owner.split("/", 1)[0]
 
 
 def holder_of(redis_client: redis.Redis, key: str) -> str | None:

@@ -21,8 +21,8 @@ from joinops.metrics import STEP_SECONDS
 from joinops.steprecords import Outcome
 from joinops.store import Request
 from workers.context import EngineContext
-from workers.errors import Cancelled, PermanentError, TemporaryError
-from workers.locks import LockSet, control_plane_lock, node_lock
+from workers.errors import Cancelled, LockLost, PermanentError, TemporaryError
+from workers.locks import LockSet, control_plane_lock, node_lock, request_of, run_owner
 from workers.steps import STEPS, Run, Step, after_failure
 
 log = logging.getLogger(__name__)
@@ -47,37 +47,52 @@ def run_request(ctx: EngineContext, request_id: str) -> State | None:
     if request is None or request.state not in (State.APPROVED, State.RUNNING):
         return request.state if request else None
     locks = LockSet(
-        ctx.redis, lock_keys(request), request.id, ctx.settings.timeouts.lock.total_seconds()
+        ctx.redis,
+        lock_keys(request),
+        run_owner(request.id),
+        ctx.settings.timeouts.lock.total_seconds(),
     )
     held = locks.acquire()
+    if held is not None and request_of(held.holder) == request.id:
+        log.info(
+            "request %s: another run of it holds its locks; leaving it to that run", request.id
+        )
+        return request.state
     if held is not None:
         return _finish(
             ctx,
             request,
             State.FAILED,
-            messages.failed("check", messages.locked(request.node, held.holder), ""),
+            messages.failed("check", messages.locked(request.node, request_of(held.holder)), ""),
             failed_step="check",
         )
     locks.keep_alive()
     try:
         with request_context(request.id):
-            return _run_locked(ctx, request)
+            return _run_locked(ctx, request, locks)
     finally:
         locks.release()
 
 
-def _run_locked(ctx: EngineContext, request: Request) -> State:
+def _run_locked(ctx: EngineContext, request: Request, locks: LockSet) -> State:
     resumed = request.state is State.RUNNING
     if not resumed:
         moved, _ = ctx.store.transition(request.id, State.RUNNING)
         if not moved:
             return ctx.store.get(request.id).state
         request.state = State.RUNNING
-    run = Run(ctx, request)
+    run = Run(ctx, request, lost=locks.lost)
     step = STEPS[0]
     try:
         for step in STEPS:
             _run_step(run, step, resumed)
+        _check_locks(run)
+    except LockLost:
+        log.warning(
+            "request %s: locks expired during step %s; stopping this run", request.id, step.id
+        )
+        current = ctx.store.get(request.id)
+        return current.state if current else State.FAILED
     except Cancelled:
         _rollback(run, step)
         return _finish(ctx, request, State.CANCELLED, messages.cancelled(request))
@@ -97,11 +112,17 @@ def _reason(error: PermanentError | ClusterError) -> str:
     return str(error)  # "clusterB: watch configmaps/cluster-info failed: HTTP 500 ..."
 
 
+def _check_locks(run: Run) -> None:
+    if run.lost is not None and run.lost.is_set():
+        raise LockLost()
+
+
 def _run_step(run: Run, step: Step, resumed: bool) -> None:
     ctx, request_id = run.ctx, run.id
     record = ctx.records.get(request_id, step.id)
     if record.outcome is Outcome.SUCCEEDED:
         return
+    _check_locks(run)
     if run.cancelled() and not run.request.agent_started:
         raise Cancelled()
     if resumed and record.outcome is Outcome.RUNNING:
@@ -130,6 +151,7 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
     ):
         with attempt:
             text = step.run(run)
+    _check_locks(run)  # another run may own the request now: leave the record to it
     done = ctx.records.finish(request_id, step.id, Outcome.SUCCEEDED, text)
     STEP_SECONDS.labels(step.id, "succeeded").observe(done.seconds)
     _emit(run, EventKind.STEP_SUCCEEDED, text, step.id, seconds=done.seconds)
@@ -183,7 +205,11 @@ def _finish(
     if state is State.CANCELLED:
         ctx.store.update(request.id, outcome=outcome)  # the canceller already set the state
     else:
-        ctx.store.transition(request.id, state, outcome=outcome, failed_step=failed_step)
+        moved, before = ctx.store.transition(
+            request.id, state, outcome=outcome, failed_step=failed_step
+        )
+        if not moved:  # another run ended it first: one outcome, one message
+            return before or state
     ctx.audit.record(Action(str(state)), "joinops", request, outcome)
     ctx.reporter.emit(Event(request.id, EventKind.STATE, outcome, state=str(state), at=ctx.clock()))
     return state

@@ -6,6 +6,7 @@ Steps before the node agent can be undone; after it, the node has left the sourc
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ class Run:
     ctx: EngineContext
     request: Request
     resuming: bool = False  # the current step was interrupted (worker died) and is resumed
+    lost: threading.Event | None = None  # set when this run's locks expired under it
 
     @property
     def id(self) -> str:

@@ -191,3 +191,27 @@ def test_a_kubelet_one_minor_behind_gets_a_config_its_kubeadm_can_read(world, ma
     assert run_request(ctx, request.id) is State.SUCCEEDED, ctx.store.get(request.id).outcome
     node = world.cluster("clusterD").node("a-w-old")
     assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.30.9"
+
+
+def test_a_run_whose_locks_expired_stops_and_the_request_ends_once(world, make_ctx):
+    """Redis away longer than the lock ttl: a second run took the request; the first stands down."""
+    a = world.cluster("clusterA")
+    a.add_pod("a-w-1", "db-0", labels={"app": "db"}, owner_kind="StatefulSet")
+    a.add_pdb("db", "default", {"app": "db"}, min_available=1)
+    ctx = make_ctx(timeouts={"drain": "60s", "lock": "1s"})
+    request = approved_request(ctx, "a-w-1", "clusterA", "clusterB")
+    first = threading.Thread(target=run_request, args=(ctx, request.id))
+    first.start()
+    wait_event(ctx, request.id, lambda e: e.step == "drain" and e.kind == "step-started")
+    for key in ctx.redis.scan_iter("joinops:lock:*"):
+        ctx.redis.delete(key)  # what an expiry looks like to the first run's heartbeat
+    second = threading.Thread(target=run_request, args=(ctx, request.id))
+    second.start()
+    wait_event(ctx, request.id, lambda e: "Resumed after a worker restart" in e.text)
+    ctx.clusters.get("clusterA").policy.delete_namespaced_pod_disruption_budget("db", "default")
+    first.join(30)
+    second.join(30)
+    finals = [e for e in ctx.reporter.history(request.id) if e.is_final]
+    assert [e.state for e in finals] == ["succeeded"]
+    assert ctx.records.get(request.id, "cleanup").attempts == 1
+    assert world.cluster("clusterB").node("a-w-1") is not None
