@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from joinops import messages
@@ -98,6 +99,14 @@ def _run_locked(ctx: EngineContext, request: Request, locks: LockSet) -> State:
         return _finish(ctx, request, State.CANCELLED, messages.cancelled(request))
     except (PermanentError, ClusterError) as e:
         return _fail(run, step, _reason(e))
+    except redis.RedisError:
+        # Not the step's failure: the state store is away. The request stays `running` and is
+        # resumed from its records once Redis answers again; failing it now could roll back a
+        # move that is going well.
+        log.exception(
+            "request %s: Redis failed in step %s; leaving it to recovery", request.id, step.id
+        )
+        raise
     except Exception:
         log.exception("request %s: unexpected error in step %s", request.id, step.id)
         return _fail(run, step, messages.internal_error(step.id))
