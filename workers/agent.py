@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from joinops.ids import is_request_id
+
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "joinops"}
 JOIN_KEY = "join-config.yaml"
 CERT_KEY = "certificate-key"
@@ -66,8 +68,17 @@ def namespace(name: str) -> dict[str, Any]:
     }
 
 
+def _script_id(request_id: str) -> str:
+    """The one variable part of the scripts the agent runs as root on a host: a request id that
+    joinops made (`req-` and eight hex digits). Node names, cluster names and anything a person
+    typed never go into a script; the node is chosen by the pod's `nodeName`."""
+    if not is_request_id(request_id):
+        raise ValueError(f"not a request id, so not put in a script: {request_id!r}")
+    return request_id
+
+
 def kubeadm_script(request_id: str) -> str:
-    unit = unit_name(request_id)
+    unit = unit_name(_script_id(request_id))
     return "\n".join(
         [
             "set -eu",
@@ -81,7 +92,7 @@ def kubeadm_script(request_id: str) -> str:
 
 
 def ock_script(request_id: str) -> str:
-    unit = unit_name(request_id)
+    unit = unit_name(_script_id(request_id))
     dropin = "/host/etc/systemd/system/ocne.service.d"
     return "\n".join(
         [

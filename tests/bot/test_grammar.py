@@ -24,6 +24,7 @@ from bot.grammar import (
     node_name_problem,
     parse,
 )
+from joinops.ids import is_request_id
 
 KNOWN = ("prod", "staging", "Lab-East")
 W, CP = Role.WORKER, Role.CONTROL_PLANE
@@ -256,6 +257,18 @@ def _accepts_or_refuses(text: str) -> None:
             command,
             Migrate | MigrateAll | Ignition | Help | Clusters | List | Status | Cancel | Retry,
         )
+        _only_valid_names(command)
+
+
+def _only_valid_names(command: Command) -> None:
+    """Whatever parses carries only names the bot may use as they are: DNS-1123 node names,
+    configured clusters, request ids — never other user text."""
+    nodes = getattr(command, "nodes", ())
+    assert all(node_name_problem(node) is None for node in nodes), nodes
+    for cluster in (getattr(command, a, None) for a in ("source", "target", "cluster")):
+        assert cluster is None or cluster in KNOWN, cluster
+    request_id = getattr(command, "request_id", None)
+    assert request_id is None or is_request_id(request_id), request_id
 
 
 @settings(max_examples=200, database=None, deadline=None)
