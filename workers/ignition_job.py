@@ -15,6 +15,7 @@ Three parts, used by `joinops ignition` (CLI) and by the RQ job `generate_igniti
 from __future__ import annotations
 
 import logging
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -295,7 +296,7 @@ def commands_script(prepared: Prepared, description: str) -> str:
         "# It holds the join secret: delete this file afterwards.",
         "set -e",
         f"kubeadm token create {prepared.token.value} --ttl "
-        f"{kubeadm_token_ttl(prepared.ask.ttl)} --description '{description}'",
+        f"{kubeadm_token_ttl(prepared.ask.ttl)} --description {shlex.quote(description)}",
     ]
     if prepared.certificate_key is not None:
         lines.append(
