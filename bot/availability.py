@@ -5,6 +5,10 @@ handed on, Redis must answer a PING within `PROBE_TIMEOUT`; when it does not, a 
 says "cannot take requests right now … nothing was recorded" and a click gets the same through
 its response_url — nothing is posted, nothing is half-recorded. `/join help` needs no Redis and
 still answers. `/healthz` uses the same probe to report the bot not ready.
+
+Redis can also go away after that check, while a command's work runs: `store_answers` is asked
+again right before a request message is posted, and `record_posted` stores the request in one
+write with its message's timestamp; if that write fails the message loses its buttons.
 """
 
 from __future__ import annotations

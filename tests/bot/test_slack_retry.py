@@ -1,0 +1,64 @@
+"""The bot's Slack client waits out 429s, 5xx and dropped connections for a bounded time, then
+gives up; what Slack refused on purpose is not retried. Time is simulated: no real waiting."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.slack_retry import TransientSlackErrors
+from joinops.metrics import SLACK_ERRORS
+from slacksim.server import SlackSim
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.pauses: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def sim() -> Iterator[SlackSim]:
+    with SlackSim() as running:
+        yield running
+
+
+def _client(sim: SlackSim, time: FakeTime, budget: float = 120.0) -> WebClient:
+    handler = TransientSlackErrors(budget, clock=lambda: time.now, sleep=time.sleep)
+    return WebClient(token=sim.token, base_url=sim.api_url, retry_handlers=[handler])
+
+
+def test_a_while_of_429s_and_5xx_is_waited_out_honouring_retry_after(sim):
+    time = FakeTime()
+    sim.faults.add("chat.postMessage", status=429, retry_after=7, times=2)
+    sim.faults.add("chat.postMessage", status=500, times=6)  # the SDK's own handler stops at 3
+    before = SLACK_ERRORS.labels("chat.postMessage")._value.get()
+    _client(sim, time).chat_postMessage(channel="C1", text="hello")
+    assert [c.status for c in sim.calls_to("chat.postMessage")] == [429] * 2 + [500] * 6 + [200]
+    assert all(7 <= p < 7.5 for p in time.pauses[:2])  # Retry-After, plus a little jitter
+    assert all(p <= 8 for p in time.pauses[2:]) and time.pauses[3] < time.pauses[6]  # backoff
+    assert SLACK_ERRORS.labels("chat.postMessage")._value.get() - before == 8
+
+
+def test_an_outage_longer_than_the_budget_ends_in_the_error(sim):
+    time = FakeTime()
+    sim.faults.add("chat.update", status=503, times=None)
+    with pytest.raises(SlackApiError) as caught:
+        _client(sim, time, budget=30).chat_update(channel="C1", ts="1.2", text="x")
+    assert caught.value.response.status_code == 503
+    assert 20 < time.now <= 30  # it kept trying, and stopped within its bound
+
+
+def test_what_slack_refuses_on_purpose_is_not_retried(sim):
+    time = FakeTime()
+    sim.faults.add("chat.postMessage", error="channel_not_found", times=None)
+    with pytest.raises(SlackApiError):
+        _client(sim, time).chat_postMessage(channel="C1", text="x")
+    assert len(sim.calls_to("chat.postMessage")) == 1 and time.pauses == []
