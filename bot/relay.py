@@ -150,12 +150,21 @@ class Relay:
 
     def _loop(self) -> None:
         last_claim = 0.0
+        store_down = False
         while not self._stop.is_set():
             try:
                 if time.monotonic() - last_claim > STALE_MS / 1000:
                     last_claim = time.monotonic()
                     self._take_stale()
                 self.poll()
+                if store_down:
+                    store_down = False
+                    log.info("relay: the state store answers again; relaying")
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                if not store_down:  # an outage, not a bug: said once, without a traceback
+                    store_down = True
+                    log.warning("relay: the state store is unreachable (%s); waiting for it", e)
+                self._stop.wait(1.0)
             except redis.ResponseError as e:
                 if "NOGROUP" in str(e):  # the stream or group was deleted under us
                     self._recover_group()

@@ -8,6 +8,7 @@ no half-written request once Redis is back; `/join help` still answers; `/health
 
 from __future__ import annotations
 
+import logging
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -76,8 +77,19 @@ def _requests(client: redis.Redis) -> list[bytes]:
     return sorted(client.scan_iter(match=PREFIX + "*")) + sorted(client.smembers(ACTIVE))
 
 
+@pytest.fixture
+def tracebacks() -> Iterator[list[logging.LogRecord]]:
+    """Records logged at ERROR or with a traceback: an outage is not a bug."""
+    found: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = lambda r: found.append(r) if r.levelno >= logging.ERROR or r.exc_info else None  # type: ignore[method-assign]
+    logging.getLogger().addHandler(handler)
+    yield found
+    logging.getLogger().removeHandler(handler)
+
+
 def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
-    make_bot, redis_server, redis_client
+    make_bot, redis_server, redis_client, tracebacks
 ):
     assert texts.store_unreachable() == CANNOT
     bot = make_bot()
@@ -111,6 +123,8 @@ def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
     # and the bot takes requests again, on the same connections
     bot.approve(request.id, APPROVER)
     bot.wait_root(request.id, lambda t: f"Approved by <@{APPROVER}>" in t)
+    bot.wait_thread(request.id, lambda r: r)  # the relay is back too
+    assert [r.getMessage() for r in tracebacks] == []
 
 
 def test_redis_lost_during_the_cluster_check_posts_nothing(make_bot, world, redis_server):
