@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -93,9 +94,17 @@ def _several_nodes(command: grammar.Command) -> bool:
     return isinstance(command, grammar.Migrate) and len(command.nodes) > 1
 
 
+WORK_THREADS = 2  # post-ack work (rule checks through the Kubernetes client) at once
+
+
 class SlashCommands:
-    def __init__(self, ctx: BotContext) -> None:
+    def __init__(self, ctx: BotContext, work_pool: Executor | None = None) -> None:
         self.ctx = ctx
+        # The work after an ack runs here, not on bolt's listener threads: under a burst, CPU-heavy
+        # checks on every listener thread would make the next commands' acks wait their turn.
+        self.work_pool = work_pool or ThreadPoolExecutor(
+            WORK_THREADS, thread_name_prefix="joinops-work"
+        )
         self.messages = RequestMessages(ctx)
         self.batches = Batches(ctx, self.messages)
         self.ignitions = Ignitions(ctx, self.messages)
@@ -134,7 +143,7 @@ class SlashCommands:
         _ack(ack, route.ack_text(parsed))
         if route.work is not None:
             invocation = Invocation(str(command["user_id"]), str(command["channel_id"]), respond)
-            route.work(invocation, parsed)
+            self.work_pool.submit(_logged, route.work, invocation, parsed)
 
     @staticmethod
     def _checking_text(command: grammar.Command) -> str:
@@ -392,6 +401,15 @@ class SlashCommands:
         schedule_expiry(ctx.redis, request.id, expires_at)
         self.messages.refresh(request.id)
         inv.tell(texts.retry_asked(request.id))
+
+
+def _logged(work: Callable[..., None], inv: Invocation, command: grammar.Command) -> None:
+    """Run a route's work; a bug goes to the log with its traceback, a plain line to the user."""
+    try:
+        work(inv, command)
+    except Exception:
+        log.exception("/join: the work after the ack failed")
+        inv.tell(texts.internal_error())
 
 
 def _ack(ack: Callable[..., None], text: str | None) -> None:
