@@ -19,6 +19,8 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
+import redis
+
 from bot import blocks, grammar, texts
 from bot.availability import record_posted, store_answers
 from bot.batch import KIND as BATCH
@@ -407,6 +409,9 @@ def _logged(work: Callable[..., None], inv: Invocation, command: grammar.Command
     """Run a route's work; a bug goes to the log with its traceback, a plain line to the user."""
     try:
         work(inv, command)
+    except redis.RedisError as e:  # an outage, not a bug: no traceback, and said as such
+        log.warning("/join: the state store stopped answering: %s", e)
+        inv.tell(texts.store_lost_midway())
     except Exception:
         log.exception("/join: the work after the ack failed")
         inv.tell(texts.internal_error())

@@ -19,7 +19,7 @@ import redis
 from bot import texts
 from bot.message import RequestMessages
 from joinops.lifecycle import State
-from joinops.store import ACTIVE, PREFIX, Request
+from joinops.store import ACTIVE, PREFIX, Request, RequestStore
 from slacksim.signing import Delivery, block_actions_body, deliver
 from tests.bot.harness import APPROVER, CHANNEL, SECRET, ack_text, buttons, text_of
 from tests.support.faults import RedisServer
@@ -159,3 +159,22 @@ def test_redis_lost_between_posting_and_recording_withdraws_the_message(
     assert text_of(message).startswith("Not recorded: moving `a-w-1` from clusterA to clusterB")
     redis_server.start()
     assert _requests(redis_client) == []
+
+
+def test_redis_lost_in_the_middle_of_a_command_is_said_plainly(
+    make_bot, redis_server, monkeypatch, tracebacks
+):
+    bot = make_bot()
+    recent = RequestStore.recent
+
+    def lose_redis_then_read(self, count=20):  # type: ignore[no-untyped-def]
+        redis_server.shutdown()
+        return recent(self, count)
+
+    monkeypatch.setattr(RequestStore, "recent", lose_redis_then_read)
+    delivery, rid = bot.slash("status")
+    assert delivery.status == 200  # Redis answered at the ack
+    answer = bot.wait_answer(rid, timeout=15)
+    assert answer.startswith("The queue/state store stopped answering while I handled this")
+    redis_server.start()
+    assert [r.getMessage() for r in tracebacks] == []
