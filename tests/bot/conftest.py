@@ -11,36 +11,17 @@ import pytest
 from kubesim import NodeSpec, World
 from slacksim.server import SlackSim
 from tests.bot.harness import GROUP, GROUP_MEMBER, BotHarness
+from tests.support.clusters import add_standard_clusters
 
 
 @pytest.fixture
 def world() -> Iterator[World]:
+    """The standard clusters, a node name taken in both clusterA and clusterB, and a cluster
+    built without a controlPlaneEndpoint."""
     with World(pod_grace_seconds=0.05, join_seconds=0.1) as w:
-        w.add_cluster(
-            "clusterA",
-            version="v1.31.4",
-            control_plane_endpoint="cp.a.test:6443",
-            nodes=[
-                NodeSpec("a-cp-1", role="control-plane"),
-                NodeSpec("a-cp-2", role="control-plane"),
-                NodeSpec("a-cp-3", role="control-plane"),
-                NodeSpec("a-w-1"),
-                NodeSpec("a-w-2"),
-                NodeSpec("taken"),
-            ],
-        )
-        w.add_cluster(
-            "clusterB",
-            version="v1.32.2",
-            control_plane_endpoint="cp.b.test:6443",
-            nodes=[NodeSpec("b-cp-1", role="control-plane"), NodeSpec("b-w-1"), NodeSpec("taken")],
-        )
-        w.add_cluster(
-            "host-1",
-            version="v1.32.0",
-            control_plane_endpoint="h1.test:6443",
-            nodes=[NodeSpec("node-1", role="control-plane")],
-        )
+        add_standard_clusters(w)
+        w.cluster("clusterA").add_node(NodeSpec("taken"))
+        w.cluster("clusterB").add_node(NodeSpec("taken"))
         w.add_cluster(
             "bare", version="v1.32.2", nodes=[NodeSpec("bare-cp-1", role="control-plane")]
         )
