@@ -124,10 +124,6 @@ class SlashCommands:
             Route(_is(grammar.Retry), lambda _: None, self.retry),
         ]
 
-    def add_route(self, route: Route) -> None:
-        """Put a route in front of the others (for commands added later)."""
-        self.routes.insert(0, route)
-
     # ---- the listener ----------------------------------------------------------------------
 
     def on_command(
@@ -315,15 +311,22 @@ class SlashCommands:
 
     # ---- changing a request ----------------------------------------------------------------
 
+    def _request_for(self, inv: Invocation, request_id: str, action: str) -> Request | None:
+        """The request `inv.user` may `action`, or None once they were told why not."""
+        request = self.ctx.store.get(request_id)
+        if request is None:
+            inv.tell(texts.unknown_request(request_id))
+            return None
+        if not self.ctx.may_act_on(inv.user, request.requester):
+            self.ctx.audit.record(Action.DENIED, inv.user, request, f"{action}: not the requester")
+            inv.tell(texts.not_allowed_to(action, request.id))
+            return None
+        return request
+
     def cancel(self, inv: Invocation, command: grammar.Cancel) -> None:
         ctx = self.ctx
-        request = ctx.store.get(command.request_id)
+        request = self._request_for(inv, command.request_id, "cancel")
         if request is None:
-            inv.tell(texts.unknown_request(command.request_id))
-            return
-        if not ctx.may_act_on(inv.user, request.requester):
-            ctx.audit.record(Action.DENIED, inv.user, request, "cancel: not the requester")
-            inv.tell(texts.not_allowed_to("cancel", request.id))
             return
         if request.kind == BATCH:
             inv.tell(self.batches.cancel(inv.user, request))
@@ -366,13 +369,8 @@ class SlashCommands:
 
     def retry(self, inv: Invocation, command: grammar.Retry) -> None:
         ctx = self.ctx
-        request = ctx.store.get(command.request_id)
+        request = self._request_for(inv, command.request_id, "retry")
         if request is None:
-            inv.tell(texts.unknown_request(command.request_id))
-            return
-        if not ctx.may_act_on(inv.user, request.requester):
-            ctx.audit.record(Action.DENIED, inv.user, request, "retry: not the requester")
-            inv.tell(texts.not_allowed_to("retry", request.id))
             return
         if request.kind == BATCH:
             inv.tell(self.batches.retry_answer(request))

@@ -72,8 +72,6 @@ def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
         return texts.step_started(number, total, step, event.text)
     if kind is EventKind.STEP_SUCCEEDED:
         return texts.step_succeeded(step, event.text, event.seconds)
-    if kind is EventKind.STEP_SKIPPED:
-        return texts.step_skipped(step, event.text)
     if kind is EventKind.STEP_RETRYING:
         return texts.step_retrying(step, event.text)
     if kind is EventKind.STEP_FAILED:

@@ -411,10 +411,6 @@ def retry_reply(user_id: str, timestamp: float) -> str:
     )
 
 
-def cancel_reply(user_id: str, requester: str) -> str:
-    return f"Cancelled by {user(user_id)} before it ran. {user(requester)}, nothing was done."
-
-
 def rejected_reply(user_id: str, timestamp: float, requester: str) -> str:
     return f"Rejected by {user(user_id)} at {at(timestamp)}. {user(requester)}, nothing was done."
 
@@ -426,10 +422,6 @@ def step_started(number: int, total: int, step: str, text: str) -> str:
 def step_succeeded(step: str, text: str, seconds: float) -> str:
     took = f" ({seconds:.1f} s)" if seconds else ""
     return f":white_check_mark: `{step}` done{took}: {text}"
-
-
-def step_skipped(step: str, text: str) -> str:
-    return f":fast_forward: `{step}` already done in an earlier run: {text}"
 
 
 def step_retrying(step: str, text: str) -> str:
@@ -497,10 +489,6 @@ def refused_at_approval(request_id: str) -> str:
         f"The rules no longer allow request `{request_id}` (the clusters changed since it was "
         "asked for), so it failed instead of running. The thread says why."
     )
-
-
-def approve_failed_to_queue(request_id: str) -> str:
-    return f"Request `{request_id}` is approved but its job was already queued; it runs once."
 
 
 # ---- cancel and retry --------------------------------------------------------------------------

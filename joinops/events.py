@@ -22,7 +22,6 @@ GLOBAL_STREAM = "joinops:events"
 class EventKind(StrEnum):
     STEP_STARTED = "step-started"
     STEP_SUCCEEDED = "step-succeeded"
-    STEP_SKIPPED = "step-skipped"  # succeeded in an earlier run
     STEP_RETRYING = "step-retrying"
     STEP_FAILED = "step-failed"
     PROGRESS = "progress"  # a line inside a step (drain: 40 of 100 pods gone)

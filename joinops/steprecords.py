@@ -76,9 +76,6 @@ class StepRecords:
         record.data.update(data)
         self.save(request_id, record)
 
-    def purge(self, request_id: str) -> None:
-        self.redis.delete(PREFIX + request_id)
-
 
 def _decode(text: str) -> StepRecord:
     raw = json.loads(text)

@@ -11,7 +11,6 @@ from joinops.events import Event, EventKind
 _MARK = {
     EventKind.STEP_STARTED: "..",
     EventKind.STEP_SUCCEEDED: "ok",
-    EventKind.STEP_SKIPPED: "--",
     EventKind.STEP_RETRYING: "!!",
     EventKind.STEP_FAILED: "XX",
     EventKind.PROGRESS: "  ",
