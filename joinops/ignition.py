@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from joinops.byo import ResolvedByo
+from joinops.byo_resolve import ResolvedByo
 from joinops.ignition_files import file_contents, file_entry
 from joinops.ignition_merge import merge
 from joinops.ignition_schema import SPEC_VERSION

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from joinops import ignition_request as ir
 from joinops import ignition_texts as texts
-from joinops.byo import ResolvedByo, parse_byo, resolve_byo
+from joinops.byo import parse_byo
+from joinops.byo_resolve import ResolvedByo, resolve_byo
 from joinops.errors import ClusterError, UsageError
 from joinops.events import Event, EventKind
 from joinops.ignition import (

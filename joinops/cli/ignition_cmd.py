@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     ttl = _ttl(args.ttl)
     byo = None
     if args.config:
-        from joinops.byo import load_and_resolve
+        from joinops.byo_resolve import load_and_resolve
 
         byo = load_and_resolve(Path(args.config))
     create, why_not = _decide_create(args.create, byo)
