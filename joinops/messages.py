@@ -128,40 +128,45 @@ def named(items: list[str], most: int = 10) -> str:
     return shown + (f" and {len(items) - most} more" if len(items) > most else "")
 
 
+def count_pods(count: int) -> str:
+    return f"{count} pod" if count == 1 else f"{count} pods"
+
+
 def uncontrolled_pods(node: str, pods: list[str]) -> str:
     return (
-        f"{len(pods)} pods on `{node}` have no controller: {named(pods)}. A drain would delete "
-        f"them and nothing would ever recreate them. Move or delete them first, or ask again "
-        f"with --force (in Slack: the word `force` in the command) to delete them."
+        f"{count_pods(len(pods))} on `{node}` without a controller: {named(pods)}. A drain "
+        f"would delete them and nothing would ever recreate them. Move or delete them first, "
+        f"or ask again with --force (in Slack: the word `force` in the command) to delete them."
     )
 
 
 def forced_uncontrolled_pods(node: str, pods: list[str]) -> str:
+    lost = count_pods(len(pods))
     return (
-        f"Forced: the drain of `{node}` deletes {len(pods)} pods no controller will recreate: "
-        f"{named(pods)}."
+        f"Forced: the drain of `{node}` deletes {lost} no controller will recreate: {named(pods)}."
     )
 
 
 def local_volume_pods(node: str, pods: list[str]) -> str:
     return (
-        f"{len(pods)} pods on `{node}` use a volume that exists only on this node: {named(pods)}. "
-        f"Deleted, they could not run on any other node. Move their data first, or ask again "
-        f"with --force (in Slack: the word `force` in the command) to delete them."
+        f"{count_pods(len(pods))} on `{node}` use a volume that exists only on this node: "
+        f"{named(pods)}. Deleted, they could not run on any other node. Move their data first, "
+        f"or ask again with --force (in Slack: the word `force` in the command) to delete them."
     )
 
 
 def forced_local_volume_pods(node: str, pods: list[str]) -> str:
+    lost = count_pods(len(pods))
     return (
-        f"Forced: the drain of `{node}` deletes {len(pods)} pods whose volume exists only on "
-        f"this node: {named(pods)}."
+        f"Forced: the drain of `{node}` deletes {lost} whose volume exists only on this node: "
+        f"{named(pods)}."
     )
 
 
 def empty_dir_pods(node: str, pods: list[str]) -> str:
     return (
-        f"{len(pods)} pods on `{node}` use emptyDir volumes: {named(pods)}. Their emptyDir data "
-        f"is lost when they are evicted."
+        f"{count_pods(len(pods))} on `{node}` use emptyDir volumes: {named(pods)}. "
+        f"Their emptyDir data is lost when they are evicted."
     )
 
 
@@ -255,8 +260,8 @@ def drain_timed_out(
 
 def drain_would_lose(node: str, pods: list[str]) -> str:
     return (
-        f"Stopped before evicting anything: {len(pods)} pods on `{node}` would be lost for good "
-        f"(no controller recreates them, or their volume exists only on this node): "
+        f"Stopped before evicting anything: {count_pods(len(pods))} on `{node}` would be lost "
+        f"for good (no controller recreates them, or their volume exists only on this node): "
         f"{named(pods)}. They appeared after the request was checked. Move or delete them, "
         f"or ask again with --force (in Slack: the word `force`)."
     )
