@@ -122,9 +122,9 @@ def cluster_unusable(cluster: str, detail: str) -> str:
     return f"Cannot check {cluster}: {detail}"
 
 
-def named(items: list[str], most: int = 10) -> str:
+def named(items: list[str], most: int = 10, quote: bool = True) -> str:
     """`a, b, c`, at most `most` of them, then `and N more`."""
-    shown = ", ".join(f"`{item}`" for item in items[:most])
+    shown = ", ".join(f"`{item}`" if quote else item for item in items[:most])
     return shown + (f" and {len(items) - most} more" if len(items) > most else "")
 
 
@@ -150,8 +150,9 @@ def forced_uncontrolled_pods(node: str, pods: list[str]) -> str:
 def local_volume_pods(node: str, pods: list[str]) -> str:
     return (
         f"{count_pods(len(pods))} on `{node}` use a volume that exists only on this node: "
-        f"{named(pods)}. Deleted, they could not run on any other node. Move their data first, "
-        f"or ask again with --force (in Slack: the word `force` in the command) to delete them."
+        f"{named(pods, quote=False)}. Deleted, they could not run on any other node. Move their "
+        f"data first, or ask again with --force (in Slack: the word `force` in the command) to "
+        f"delete them."
     )
 
 
@@ -159,7 +160,7 @@ def forced_local_volume_pods(node: str, pods: list[str]) -> str:
     lost = count_pods(len(pods))
     return (
         f"Forced: the drain of `{node}` deletes {lost} whose volume exists only on this node: "
-        f"{named(pods)}."
+        f"{named(pods, quote=False)}."
     )
 
 

@@ -172,7 +172,7 @@ def findings(node: str, pods: NodePods, force: bool) -> list[Finding]:
         )
         found.append(Finding(hard, "uncontrolled-pods", text))
     if pods.pinned:
-        named = [f"{pod} (volume {volume})" for pod, volume in pods.pinned]
+        named = [f"`{pod}` (volume `{volume}`)" for pod, volume in pods.pinned]
         text = (
             messages.forced_local_volume_pods(node, named)
             if force

@@ -121,7 +121,7 @@ def test_a_pod_on_a_node_local_volume_refuses_naming_pod_and_volume(configured: 
     assert code == 1
     severity, text = findings(verdict)["local-volume-pods"]
     assert severity == "refusal"
-    assert "`default/db-0 (volume pv-fast)`" in text and "any other node" in text
+    assert "`default/db-0` (volume `pv-fast`)" in text and "any other node" in text
     assert "uncontrolled-pods" not in findings(verdict)
 
     code, verdict = plan(capsys, "--force")
