@@ -154,7 +154,9 @@ class Approval:
 
     def _refusal_now(self, request: Request) -> str | None:
         """Why the rules refuse the move now, or None when they still allow it."""
-        ask = MigrationAsk(request.node, request.source, request.target, request.role)
+        ask = MigrationAsk(
+            request.node, request.source, request.target, request.role, request.force
+        )
         try:
             verdict = check(
                 ask, self.ctx.clusters.get(ask.source), self.ctx.clusters.get(ask.target)

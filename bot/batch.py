@@ -119,6 +119,7 @@ class Batches:
             findings=findings,
             max_parallel=self.ctx.settings.max_parallel,
             status=texts.batch_refused_status(),
+            force=plan.force,
         )
         try:
             self.messages.post(

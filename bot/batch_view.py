@@ -38,6 +38,7 @@ class Row:
     after: tuple[str, ...]
     findings: tuple[tuple[str, str, str], ...]  # (severity name, code, text)
     destroys: bool = False
+    forced: int = 0  # pods its forced drain deletes for good
 
 
 def rows_of(plan: BatchPlan) -> list[Row]:
@@ -51,6 +52,7 @@ def rows_of(plan: BatchPlan) -> list[Row]:
             after=tuple(i.after),
             findings=tuple((f.severity.name, f.code, f.text) for f in i.verdict.findings),
             destroys=i.verdict.destroys_source,
+            forced=i.verdict.forced_deletions,
         )
         for i in plan.items
     ]
@@ -68,6 +70,7 @@ def dump_rows(rows: Sequence[Row]) -> str:
                 list(r.after),
                 [list(f) for f in r.findings],
                 r.destroys,
+                r.forced,
             ]
             for r in rows
         ]
@@ -87,8 +90,9 @@ def load_rows(batch: Request) -> list[Row]:
                 tuple(str(a) for a in after),
                 tuple((str(s), str(c), str(t)) for s, c, t in findings),
                 bool(destroys),
+                int(forced[0]) if forced else 0,
             )
-            for node, source, role, kubelet, version, after, findings, destroys in raw
+            for node, source, role, kubelet, version, after, findings, destroys, *forced in raw
         ]
     except (ValueError, TypeError):
         return []
@@ -139,6 +143,7 @@ def view(
     batch: Request | None = None,
     kids: Mapping[str, Request] | None = None,
     decision: str = "",
+    force: bool = False,
 ) -> blocks.BatchView:
     """A stored batch (`batch`, with its children by node) or a refused plan (`batch` None)."""
     refused = batch is None
@@ -169,6 +174,8 @@ def view(
         order=texts.batch_order(max_parallel, target),
         status=status,
         destroys=tuple(sorted({r.source for r in rows if r.destroys})),
+        forced_deletions=sum(r.forced for r in rows),
+        force=force or bool(batch and batch.force),
         buttons=batch is not None and batch.state is State.PENDING,
         decision=decision,
         refused=refused,

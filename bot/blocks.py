@@ -53,6 +53,8 @@ class RequestView:
     decision: str = ""  # the line that replaces the buttons once decided
     destroys_source: bool = False
     refused: bool = False
+    force: bool = False  # the drain deletes pods no controller recreates
+    forced_deletions: int = 0
 
 
 def request_message(view: RequestView) -> list[Block]:
@@ -63,7 +65,13 @@ def request_message(view: RequestView) -> list[Block]:
             fields=[
                 MarkdownTextObject(text=f)
                 for f in texts.fact_fields(
-                    view.requester, view.node, view.source, view.target, view.role, view.request_id
+                    view.requester,
+                    view.node,
+                    view.source,
+                    view.target,
+                    view.role,
+                    view.request_id,
+                    view.force,
                 )
             ]
         ),
@@ -72,11 +80,24 @@ def request_message(view: RequestView) -> list[Block]:
     lines = [texts.finding_line(sev, text) for sev, text in view.findings] or [texts.no_findings()]
     blocks += _sections(lines)
     blocks.append(_section(texts.plan_lines(view.plan)))
-    confirm = None
-    if view.destroys_source:
-        confirm = _destroy_confirm(texts.confirm_destroy(view.source))
+    destroys = texts.confirm_destroy(view.source) if view.destroys_source else ""
+    confirm = _approve_confirm(destroys, view.forced_deletions)
     blocks += _closing(view.request_id, view.buttons, view.decision, view.status, confirm)
     return blocks
+
+
+def _approve_confirm(destroys: str, forced_deletions: int) -> ConfirmObject | None:
+    """The dialog the Approve button opens, when approving destroys a cluster or deletes pods
+    for good; None when it does neither."""
+    if forced_deletions:
+        return ConfirmObject(
+            title=texts.confirm_force_title(forced_deletions),
+            text=texts.confirm_force(forced_deletions, destroys),
+            confirm=texts.confirm_force_yes(),
+            deny=texts.confirm_no(),
+            style="danger",
+        )
+    return _destroy_confirm(destroys) if destroys else None
 
 
 def _destroy_confirm(text: str) -> ConfirmObject:
@@ -193,6 +214,8 @@ class BatchView:
     order: str
     status: str
     destroys: tuple[str, ...] = ()  # sources the batch empties
+    forced_deletions: int = 0  # pods its forced drains delete for good
+    force: bool = False
     buttons: bool = False
     decision: str = ""
     refused: bool = False
@@ -206,7 +229,12 @@ def batch_message(view: BatchView) -> list[Block]:
             fields=[
                 MarkdownTextObject(text=f)
                 for f in texts.batch_fields(
-                    view.requester, len(view.rows), view.sources, view.target, view.request_id
+                    view.requester,
+                    len(view.rows),
+                    view.sources,
+                    view.target,
+                    view.request_id,
+                    view.force,
                 )
             ]
         ),
@@ -229,9 +257,8 @@ def batch_message(view: BatchView) -> list[Block]:
     blocks += _sections(lines)
     if not view.refused:
         blocks.append(_context(view.order))
-    confirm = None
-    if view.destroys:
-        confirm = _destroy_confirm(texts.confirm_destroy_many(view.destroys))
+    destroys = texts.confirm_destroy_many(view.destroys) if view.destroys else ""
+    confirm = _approve_confirm(destroys, view.forced_deletions)
     blocks += _closing(view.request_id, view.buttons, view.decision, view.status, confirm)
     return blocks
 

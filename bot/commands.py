@@ -189,14 +189,23 @@ class SlashCommands:
         self._batch(
             inv,
             lambda: batches.plan_nodes(
-                nodes, command.source, command.target, command.role, self.ctx.clusters
+                nodes,
+                command.source,
+                command.target,
+                command.role,
+                self.ctx.clusters,
+                force=command.force,
             ),
             nodes,
         )
 
     def migrate_all(self, inv: Invocation, command: grammar.MigrateAll) -> None:
         self._batch(
-            inv, lambda: batches.plan_all(command.source, command.target, self.ctx.clusters), []
+            inv,
+            lambda: batches.plan_all(
+                command.source, command.target, self.ctx.clusters, force=command.force
+            ),
+            [],
         )
 
     def _batch(
@@ -224,7 +233,9 @@ class SlashCommands:
     def migrate(self, inv: Invocation, command: grammar.Migrate) -> None:
         ctx = self.ctx
         assert command.source is not None
-        ask = MigrationAsk(command.nodes[0], command.source, command.target, command.role)
+        ask = MigrationAsk(
+            command.nodes[0], command.source, command.target, command.role, command.force
+        )
         try:
             validate_ask(ask, ctx.clusters.names)
             source, target = ctx.clusters.get(ask.source), ctx.clusters.get(ask.target)
@@ -265,7 +276,12 @@ class SlashCommands:
             expires_at=now + ctx.settings.timeouts.approval.total_seconds(),
             destroys_source=verdict.destroys_source,
             from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
-            extra={"findings": findings_json(verdict), "versions": verdict.versions or ""},
+            force=ask.force,
+            extra={
+                "findings": findings_json(verdict),
+                "versions": verdict.versions or "",
+                "forced_deletions": str(verdict.forced_deletions),
+            },
         )
         if not store_answers(ctx):  # nothing is posted that could not be recorded
             inv.tell(texts.store_unreachable())

@@ -2,8 +2,8 @@
 
 Forms (keywords in any case, any whitespace between words)::
 
-    NODE [NODE ...] [from SOURCE] to TARGET [as ROLE]   -> Migrate
-    all from SOURCE to TARGET                           -> MigrateAll
+    NODE [NODE ...] [from SOURCE] to TARGET [as ROLE] [force]   -> Migrate
+    all from SOURCE to TARGET [force]                           -> MigrateAll
     ignition CLUSTER [as ROLE]                          -> Ignition
     status [REQUEST_ID] | cancel REQUEST_ID | retry REQUEST_ID
     help | clusters | list | (nothing)                  -> Help, Clusters, List, Help
@@ -14,6 +14,9 @@ Decisions:
 - ROLE is `worker` (the default) or `control-plane`; `controlplane` and `cp` are accepted for
   control-plane. `master` is refused with a suggestion (kubeadm no longer uses the word).
 - `from SOURCE` may follow several nodes too; without it, source is None (looked up later).
+- A closing `force` (any case) asks for a forced drain: pods no controller recreates, and pods on
+  node-local volumes, are deleted (`kubectl drain --force`). It is a keyword only as the last
+  word and not right after `to`, `from` or `as`, so a cluster named `force` can still be a target.
 - The first word decides the form: a node literally named `all`, `list`, `status`, ... can only
   be moved when it is not the first node named.
 - Node names are taken exactly as typed and must be DNS-1123 subdomains, as Kubernetes node
@@ -30,7 +33,7 @@ import difflib
 import re
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NoReturn, TypeAlias
 
 from bot import texts
@@ -47,6 +50,7 @@ _ROLE_HINTS = {"master": "control-plane", "workers": "worker", "node": "worker"}
 REQUEST_ID = re.compile(r"req-[0-9a-f]{8}")
 _NODE_CHARACTERS = frozenset(string.ascii_lowercase + string.digits + "-.")
 _KEYWORDS = ("from", "to", "as")
+FORCE = "force"
 _NEAR = 0.7  # difflib ratio from which a word counts as a misspelling of another
 
 
@@ -59,12 +63,14 @@ class Migrate:
     source: str | None  # None: each node's current cluster is looked up later
     target: str
     role: Role = Role.WORKER
+    force: bool = False  # delete pods no controller recreates
 
 
 @dataclass(frozen=True, slots=True)
 class MigrateAll:
     source: str
     target: str
+    force: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,9 +170,18 @@ def parse(text: str, known_clusters: Sequence[str]) -> Command:
         return Cancel(request_id) if head == "cancel" else Retry(request_id)
     if head == "ignition":
         return _ignition(_Words(rest, _USAGES[head]), clusters)
+    words, force = _closing_force(words)
     if head == "all":
-        return _migrate_all(_Words(rest, _USAGES[head]), clusters)
-    return _migrate(words, clusters)
+        return replace(_migrate_all(_Words(words[1:], _USAGES[head]), clusters), force=force)
+    return replace(_migrate(words, clusters), force=force)
+
+
+def _closing_force(words: list[str]) -> tuple[list[str], bool]:
+    """The words without a closing `force` keyword, and whether it was there."""
+    closing = len(words) > 2 and words[-1].lower() == FORCE
+    if closing and words[-2].lower() not in _KEYWORDS:
+        return words[:-1], True
+    return words, False
 
 
 def node_name_problem(name: str) -> str | None:

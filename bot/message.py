@@ -75,6 +75,7 @@ def refusal_view(requester: str, ask: MigrationAsk, verdict: Verdict) -> blocks.
         plan=_plan(ask.node, ask.source, ask.target, ask.role),
         status=texts.refused_status(),
         refused=True,
+        force=ask.force,
     )
 
 
@@ -93,7 +94,16 @@ def request_view(request: Request) -> blocks.RequestView:
         buttons=request.state is State.PENDING,
         decision=decision_line(request),
         destroys_source=request.destroys_source,
+        force=request.force,
+        forced_deletions=_int(request.extra.get("forced_deletions")),
     )
+
+
+def _int(text: str | None) -> int:
+    try:
+        return int(text or 0)
+    except ValueError:
+        return 0
 
 
 def decision_line(request: Request) -> str:

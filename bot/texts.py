@@ -17,9 +17,9 @@ NODE_LABEL_MAX = 63
 
 # ---- usage lines: the exact form to type, without formatting --------------------------------
 
-USAGE_MIGRATE = f"{COMMAND} NODE from SOURCE to TARGET [as {ROLES}]"
-USAGE_MIGRATE_MANY = f"{COMMAND} NODE [NODE ...] to TARGET [as {ROLES}]"
-USAGE_MIGRATE_ALL = f"{COMMAND} all from SOURCE to TARGET"
+USAGE_MIGRATE = f"{COMMAND} NODE from SOURCE to TARGET [as {ROLES}] [force]"
+USAGE_MIGRATE_MANY = f"{COMMAND} NODE [NODE ...] to TARGET [as {ROLES}] [force]"
+USAGE_MIGRATE_ALL = f"{COMMAND} all from SOURCE to TARGET [force]"
 USAGE_IGNITION = f"{COMMAND} ignition CLUSTER [as {ROLES}]"
 USAGE_STATUS = f"{COMMAND} status [REQUEST_ID]"
 USAGE_LIST = f"{COMMAND} list"
@@ -55,7 +55,8 @@ def help_text() -> str:
     lines += [f"• `{usage}`: {what}" for usage, what in HELP_ENTRIES]
     lines.append(
         "Roles are `worker` (the default) and `control-plane` (also `controlplane` or `cp`). "
-        f"Request ids look like `{REQUEST_ID_EXAMPLE}`."
+        f"Request ids look like `{REQUEST_ID_EXAMPLE}`. A closing `force` lets the drain "
+        "delete pods no controller will recreate (as `kubectl drain --force`)."
     )
     return "\n".join(lines)
 
@@ -265,7 +266,13 @@ def refused_fallback(requester: str, node: str, source: str, target: str) -> str
 
 
 def fact_fields(
-    requester: str, node: str, source: str, target: str, role: str, request_id: str
+    requester: str,
+    node: str,
+    source: str,
+    target: str,
+    role: str,
+    request_id: str,
+    force: bool = False,
 ) -> list[str]:
     fields = [
         f"*Requested by*\n{user(requester)}",
@@ -273,6 +280,8 @@ def fact_fields(
         f"*From → to*\n{source} → {target}",
         f"*Role in {target}*\n{role}",
     ]
+    if force:
+        fields.append(f"*Forced*\n{FORCED_FIELD}")
     if request_id:
         fields.append(f"*Request*\n`{request_id}`")
     return fields
@@ -311,6 +320,29 @@ def confirm_destroy(source: str) -> str:
 
 def confirm_destroy_yes() -> str:
     return "Approve and destroy"
+
+
+FORCED_FIELD = "`force`: the drain deletes pods no controller will recreate"
+
+
+def pods_for_good(count: int) -> str:
+    return f"{count} pod{'s' if count != 1 else ''} no controller will recreate"
+
+
+def confirm_force_title(count: int) -> str:
+    return f"Approve and delete {pods_for_good(count)}?"[:100]
+
+
+def confirm_force(count: int, destroys: str = "") -> str:
+    text = (
+        f"This request was made with `force`: the drain deletes {pods_for_good(count)}. "
+        f"They are gone for good. {destroys}"
+    )
+    return text.strip()[:300]
+
+
+def confirm_force_yes() -> str:
+    return "Approve and delete"
 
 
 def confirm_no() -> str:
@@ -964,13 +996,20 @@ def batch_refused_fallback(requester: str, count: int, target: str) -> str:
 
 
 def batch_fields(
-    requester: str, count: int, sources: Sequence[str], target: str, request_id: str
+    requester: str,
+    count: int,
+    sources: Sequence[str],
+    target: str,
+    request_id: str,
+    force: bool = False,
 ) -> list[str]:
     fields = [
         f"*Requested by*\n{user(requester)}",
         f"*Nodes*\n{count}",
         f"*From → to*\n{', '.join(sources) or '?'} → {target}",
     ]
+    if force:
+        fields.append(f"*Forced*\n{FORCED_FIELD}")
     if request_id:
         fields.append(f"*Request*\n`{request_id}`")
     return fields

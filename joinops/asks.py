@@ -18,6 +18,7 @@ class MigrationAsk:
     source: str
     target: str
     role: Role = Role.WORKER
+    force: bool = False  # delete pods no controller recreates (kubectl drain --force)
 
 
 def unknown_cluster(name: str, known: Sequence[str]) -> UsageError:

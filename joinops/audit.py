@@ -44,6 +44,7 @@ class Entry:
     target: str = ""
     role: str = ""
     detail: str = ""
+    force: bool = False  # the request deletes pods no controller recreates
 
 
 class AuditLog:
@@ -73,6 +74,7 @@ class AuditLog:
             actor=actor,
             request_id=getattr(request, "id", "") or fields.get("request_id", ""),
             detail=detail[:1000],
+            force=bool(getattr(request, "force", False)),
             **{k: v for k, v in about.items() if k in ("node", "source", "target", "role")},
         )
         self.redis.xadd(

@@ -41,6 +41,11 @@ class BatchPlan:
     target: str
     items: tuple[BatchItem, ...]
     findings: tuple[Finding, ...] = field(default=())  # about the batch as a whole
+    force: bool = False  # drains delete pods no controller recreates
+
+    @property
+    def forced_deletions(self) -> int:
+        return sum(i.verdict.forced_deletions for i in self.items)
 
     @property
     def allowed(self) -> bool:
@@ -56,7 +61,12 @@ class BatchPlan:
 
 
 def plan_nodes(
-    nodes: list[str], source: str | None, target: str, role: Role, registry: ClusterRegistry
+    nodes: list[str],
+    source: str | None,
+    target: str,
+    role: Role,
+    registry: ClusterRegistry,
+    force: bool = False,
 ) -> BatchPlan:
     """`/join n1 n2 n3 [from SRC] to DST`: each node's source is looked up when not given."""
     if len(set(nodes)) != len(nodes):
@@ -65,13 +75,13 @@ def plan_nodes(
         sources, findings = locate(nodes, target, registry)
     else:
         sources, findings = dict.fromkeys(nodes, source), []
-    asks = [MigrationAsk(n, sources[n], target, role) for n in nodes if n in sources]
+    asks = [MigrationAsk(n, sources[n], target, role, force) for n in nodes if n in sources]
     for ask in asks:
         validate_ask(ask, registry.names)
-    return _judge(asks, target, registry, findings)
+    return _judge(asks, target, registry, findings, force)
 
 
-def plan_all(source: str, target: str, registry: ClusterRegistry) -> BatchPlan:
+def plan_all(source: str, target: str, registry: ClusterRegistry, force: bool = False) -> BatchPlan:
     """`/join all from SRC to DST`: every node; control planes keep their role if they can."""
     if source == target:
         validate_ask(MigrationAsk("all", source, target), registry.names)
@@ -96,8 +106,8 @@ def plan_all(source: str, target: str, registry: ClusterRegistry) -> BatchPlan:
         labels = node.metadata.labels or {}
         is_cp = "node-role.kubernetes.io/control-plane" in labels
         role = Role.CONTROL_PLANE if is_cp and target_facts.control_plane_endpoint else Role.WORKER
-        asks.append(MigrationAsk(str(node.metadata.name), source, target, role))
-    return _judge(asks, target, registry, [])
+        asks.append(MigrationAsk(str(node.metadata.name), source, target, role, force))
+    return _judge(asks, target, registry, [], force)
 
 
 def locate(
@@ -138,7 +148,11 @@ def locate(
 
 
 def _judge(
-    asks: list[MigrationAsk], target: str, registry: ClusterRegistry, findings: list[Finding]
+    asks: list[MigrationAsk],
+    target: str,
+    registry: ClusterRegistry,
+    findings: list[Finding],
+    force: bool,
 ) -> BatchPlan:
     def one(ask: MigrationAsk) -> Verdict:
         return check(ask, registry.get(ask.source), registry.get(ask.target))
@@ -149,7 +163,7 @@ def _judge(
     for source in sorted({a.source for a in asks}):
         group = [v for v in verdicts if v.ask.source == source]
         items += _order_source(group, registry, findings)
-    return BatchPlan(target, tuple(items), ordered(findings))
+    return BatchPlan(target, tuple(items), ordered(findings), force)
 
 
 def _order_source(
@@ -241,6 +255,7 @@ def create_batch(
             channel=channel,
             message_ts=message_ts,
             destroys_source=any(i.verdict.destroys_source for i in plan.items),
+            force=plan.force,
         )
     )
     child_state = State.APPROVED if state is State.APPROVED else State.PENDING
@@ -259,6 +274,7 @@ def create_batch(
                 parent=batch.id,
                 destroys_source=item.verdict.destroys_source,
                 from_control_plane=item.is_control_plane,
+                force=item.ask.force,
                 extra={"after": ",".join(item.after)},
             )
         )
@@ -277,7 +293,8 @@ def approve_children(store: RequestStore, batch: Request, approver: str) -> None
 def render(plan: BatchPlan) -> str:
     """The batch as a table: node, source, versions, role, findings."""
     head = "ALLOWED" if plan.allowed else "REFUSED"
-    lines = [f"{head}: move {len(plan.items)} nodes to {plan.target}"]
+    forced = " (forced)" if plan.force else ""
+    lines = [f"{head}: move {len(plan.items)} nodes to {plan.target}{forced}"]
     lines += [f"  REFUSED: {f.text}" for f in plan.findings if f.severity is Severity.REFUSAL]
     rows = [("NODE", "SOURCE", "KUBELET", "TARGET", "ROLE", "AFTER", "FINDINGS")]
     for item in plan.items:

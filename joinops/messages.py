@@ -122,6 +122,55 @@ def cluster_unusable(cluster: str, detail: str) -> str:
     return f"Cannot check {cluster}: {detail}"
 
 
+def named(items: list[str], most: int = 10, quote: bool = True) -> str:
+    """`a, b, c`, at most `most` of them, then `and N more`."""
+    shown = ", ".join(f"`{item}`" if quote else item for item in items[:most])
+    return shown + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def count_pods(count: int) -> str:
+    return f"{count} pod" if count == 1 else f"{count} pods"
+
+
+def uncontrolled_pods(node: str, pods: list[str]) -> str:
+    return (
+        f"{count_pods(len(pods))} on `{node}` without a controller: {named(pods)}. A drain "
+        f"would delete them and nothing would ever recreate them. Move or delete them first, "
+        f"or ask again with --force (in Slack: the word `force` in the command) to delete them."
+    )
+
+
+def forced_uncontrolled_pods(node: str, pods: list[str]) -> str:
+    lost = count_pods(len(pods))
+    return (
+        f"Forced: the drain of `{node}` deletes {lost} no controller will recreate: {named(pods)}."
+    )
+
+
+def local_volume_pods(node: str, pods: list[str]) -> str:
+    return (
+        f"{count_pods(len(pods))} on `{node}` use a volume that exists only on this node: "
+        f"{named(pods, quote=False)}. Deleted, they could not run on any other node. Move their "
+        f"data first, or ask again with --force (in Slack: the word `force` in the command) to "
+        f"delete them."
+    )
+
+
+def forced_local_volume_pods(node: str, pods: list[str]) -> str:
+    lost = count_pods(len(pods))
+    return (
+        f"Forced: the drain of `{node}` deletes {lost} whose volume exists only on this node: "
+        f"{named(pods, quote=False)}."
+    )
+
+
+def empty_dir_pods(node: str, pods: list[str]) -> str:
+    return (
+        f"{count_pods(len(pods))} on `{node}` use emptyDir volumes: {named(pods)}. "
+        f"Their emptyDir data is lost when they are evicted."
+    )
+
+
 # --- plan steps ---
 
 
@@ -177,8 +226,17 @@ def cordoned(node: str, source: str) -> str:
     return f"`{node}` cordoned in {source}: no new pods will be scheduled on it."
 
 
-def drained(node: str, pods: int, seconds: float, skipped: list[str], empty_dir: list[str]) -> str:
+def drained(
+    node: str,
+    pods: int,
+    seconds: float,
+    skipped: list[str],
+    empty_dir: list[str],
+    deleted_for_good: list[str] | None = None,
+) -> str:
     parts = [f"`{node}` drained: {pods} pods moved off in {seconds:.1f} s"]
+    if deleted_for_good:
+        parts.append(f"deleted for good (forced): {named(deleted_for_good)}")
     if skipped:
         parts.append(f"{len(skipped)} DaemonSet or mirror pods left in place")
     if empty_dir:
@@ -198,6 +256,31 @@ def drain_timed_out(
         f"The drain of `{node}` did not finish within {_minutes(timeout)}: "
         f"{len(remaining)} pods still there: {'; '.join(shown)}{more}. "
         f"Free the disruption budgets that block them (or scale the workloads), then retry."
+    )
+
+
+def drain_would_lose(node: str, pods: list[str]) -> str:
+    return (
+        f"Stopped before evicting anything: {count_pods(len(pods))} on `{node}` would be lost "
+        f"for good (no controller recreates them, or their volume exists only on this node): "
+        f"{named(pods)}. They appeared after the request was checked. Move or delete them, "
+        f"or ask again with --force (in Slack: the word `force`)."
+    )
+
+
+def eviction_namespace_terminating(namespace: str) -> str:
+    return f"its namespace {namespace} is being deleted: waiting for the pod to go with it"
+
+
+def eviction_rejected(pod: str, status: int | None, detail: str) -> str:
+    return f"The API server rejected the eviction of `{pod}` (HTTP {status}): {detail}"
+
+
+def eviction_several_budgets(pod: str, budgets: list[str]) -> str:
+    which = f": {named(budgets)}" if budgets else ""
+    return (
+        f"`{pod}` is selected by more than one PodDisruptionBudget{which}. The eviction API "
+        f"cannot evict such a pod: change the budgets so that at most one selects it, then retry."
     )
 
 

@@ -2,14 +2,16 @@
 
 `check()` is called when a request is made and again right before a migration acts. It reads the
 clusters in a constant number of API calls (get by name, control planes by label selector, at
-most two nodes for the last-control-plane rule) and depends on nothing but its arguments.
+most two nodes for the last-control-plane rule, the node's pods by field selector and, only when
+they need them, one DaemonSet list and one PersistentVolume list: see `podsafety`) and depends on
+nothing but its arguments.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from joinops import messages
+from joinops import messages, podsafety
 from joinops.asks import MigrationAsk
 from joinops.errors import ClusterError
 from joinops.findings import Finding, Severity, ordered, refusals
@@ -24,6 +26,12 @@ class Verdict:
     node: NodeFacts | None = None
     target: ClusterFacts | None = None
     destroys_source: bool = False
+    pods: podsafety.NodePods | None = None
+
+    @property
+    def forced_deletions(self) -> int:
+        """Pods the forced drain deletes for good (0 unless the ask is forced)."""
+        return len(self.pods.lost) if self.pods is not None and self.ask.force else 0
 
     @property
     def allowed(self) -> bool:
@@ -59,6 +67,7 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
     except ClusterError as e:
         findings.append(_unusable(target.name, e))
     destroys = False
+    pods = None
     if node is not None and source_cp is not None:
         try:
             last_cp, destroys = _last_control_plane(ask, node, source_cp, source)
@@ -68,11 +77,19 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
             findings.extend(last_cp)
         findings.extend(_node_state(ask, node))
         findings.extend(_etcd_removal(ask, node, source_cp, destroys))
+        try:
+            pods = podsafety.classify(
+                source, ask.node, podsafety.list_node_pods(source, ask.node)[0]
+            )
+        except ClusterError as e:
+            findings.append(_unusable(source.name, e))
+        else:
+            findings.extend(podsafety.findings(ask.node, pods, ask.force))
     if node is not None and target_facts is not None:
         findings.extend(_versions(ask, node, target_facts.version))
         findings.extend(_control_plane_join(ask, target_facts))
         findings.extend(_similar(ask, node, target_facts))
-    return Verdict(ask, ordered(findings), node, target_facts, destroys)
+    return Verdict(ask, ordered(findings), node, target_facts, destroys, pods)
 
 
 def _refuse(code: str, text: str) -> Finding:

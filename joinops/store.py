@@ -73,6 +73,7 @@ class Request:
     agent_started: bool = False  # point of no return: the node has left (or is leaving) source
     destroys_source: bool = False
     from_control_plane: bool = False  # the node is a control plane in the source
+    force: bool = False  # its drain deletes pods no controller recreates (kubectl drain --force)
     parent: str = ""  # the batch request this migration belongs to
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -98,7 +99,7 @@ class Request:
             value = raw[f.name]
             if f.name in ("created_at", "expires_at", "decided_at"):
                 kwargs[f.name] = float(value or 0)
-            elif f.name in ("agent_started", "destroys_source", "from_control_plane"):
+            elif f.name in ("agent_started", "destroys_source", "from_control_plane", "force"):
                 kwargs[f.name] = value == "1"
             elif f.name == "state":
                 kwargs[f.name] = State(value)

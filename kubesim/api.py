@@ -259,6 +259,8 @@ class Api:
         res = self._res(route)
         if route.subresource == "eviction":
             body = self._object_body(req, res)
+            with self.cluster.lock:  # admission (NamespaceLifecycle) runs before the handler
+                self._require_active_namespace(route.namespace, res, route.name)
             return self.cluster.evictions.evict(route.namespace, route.name, body)
         if route.name:
             raise method_not_allowed()

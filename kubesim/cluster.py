@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -81,6 +82,7 @@ class Cluster:
         self.rbac = Rbac()
         self.faults = Faults(self.set_reachable)
         self.requests: list[RequestRecord] = []
+        self._request_logged = threading.Condition()
         self.internal_errors: list[str] = []
         self.token = secrets.token_urlsafe(24)
         self.ca = CertificateAuthority(f"kubernetes-{name}")
@@ -600,7 +602,9 @@ class Cluster:
             subresource=attrs.subresource if attrs else "",
             seconds=seconds,
         )
-        self.requests.append(entry)
+        with self._request_logged:
+            self.requests.append(entry)
+            self._request_logged.notify_all()
         del route
         return entry
 
@@ -610,6 +614,16 @@ class Cluster:
             if self.requests[i] is entry:
                 self.requests[i] = dataclasses.replace(entry, bytes_out=bytes_out, seconds=seconds)
                 return
+
+    def wait_for_requests(
+        self, predicate: Callable[[list[RequestRecord]], bool], timeout: float = 5.0
+    ) -> list[RequestRecord]:
+        """Block until ``predicate(requests)`` holds, re-evaluated as each request is logged
+        (answers that change no state, such as a refused eviction, wake no ``wait_for``)."""
+        with self._request_logged:
+            if not self._request_logged.wait_for(lambda: predicate(list(self.requests)), timeout):
+                raise TimeoutError(f"requests did not match within {timeout} s")
+            return list(self.requests)
 
     def reset_requests(self) -> None:
         self.requests.clear()

@@ -111,6 +111,18 @@ REPLICASETS = _register(
         has_spec_generation=True,
     )
 )
+PERSISTENTVOLUMES = _register(
+    _resource(
+        name="persistentvolumes",
+        kind="PersistentVolume",
+        namespaced=False,
+        has_status=True,
+        fields=("metadata.name",),
+    )
+)
+PERSISTENTVOLUMECLAIMS = _register(
+    _resource(name="persistentvolumeclaims", kind="PersistentVolumeClaim", has_status=True)
+)
 LEASES = _register(_resource(name="leases", kind="Lease", group="coordination.k8s.io"))
 
 SUBRESOURCES = {
@@ -121,6 +133,8 @@ SUBRESOURCES = {
     ("poddisruptionbudgets", "status"),
     ("daemonsets", "status"),
     ("replicasets", "status"),
+    ("persistentvolumes", "status"),
+    ("persistentvolumeclaims", "status"),
 }
 
 

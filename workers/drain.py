@@ -1,8 +1,11 @@
 """Cordon and drain a node, close to the floor: parallel evictions, a watch for the pods to go.
 
 Evictions go through the eviction API so PodDisruptionBudgets are honoured; a 429 is retried
-with backoff until the drain's deadline. Pods already terminating are waited for, not evicted
-again, so a resumed drain never evicts twice. DaemonSet and mirror pods are left alone.
+with backoff until the drain's deadline, and the other answers are read as `kubectl drain` reads
+them (`eviction_answers`). Pods already terminating are waited for, not evicted again, so a
+resumed drain never evicts twice. The pods are classified as the rules did before approval
+(`joinops.podsafety`): DaemonSet and mirror pods are left alone, and a pod that would be lost for
+good (no controller, node-local volume) stops the drain before any eviction unless it is forced.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 from tenacity import Retrying, retry_if_exception, stop_when_event_set, wait_exponential_jitter
 
+from joinops import messages, podsafety
 from joinops.errors import ClusterError
 from joinops.kube import KubeCluster
 from joinops.metrics import EVICTIONS, EVICTIONS_REFUSED
+from workers.errors import PermanentError
+from workers.eviction_answers import Meaning, budgets_selecting, meaning
 
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 PARALLEL_EVICTIONS = 24
 
 
@@ -37,6 +42,7 @@ class DrainResult:
     remaining: list[str] = field(default_factory=list)  # pods still there at the deadline
     blockers: dict[str, str] = field(default_factory=dict)  # pod -> why its eviction failed
     rate_limited: int = 0  # 429s answered to evictions
+    deleted_for_good: list[str] = field(default_factory=list)  # forced: no controller recreates
 
     @property
     def done(self) -> bool:
@@ -64,20 +70,22 @@ class Drainer:
         progress: Callable[[str], None],
         stopped: Callable[[], bool] = lambda: False,
         clock: Callable[[], float] = time.time,
+        force: bool = False,
     ) -> None:
         self.cluster, self.node, self.deadline = cluster, node, deadline
         self.progress, self.stopped, self.clock = progress, stopped, clock
+        self.force = force
         self.result = DrainResult()
         self._remaining: dict[str, str] = {}  # uid -> ns/name
         self._lock = threading.Lock()
         self._give_up = threading.Event()
         self._unanswered = 0  # evictions still waiting for the answer to their first attempt
         self._answered = threading.Event()  # every eviction had an answer to its first attempt
-        self._forbidden: ClusterError | None = None  # a 401/403: retrying cannot help
+        self._fatal: Exception | None = None  # an answer no retry can change: stop at once
 
     def run(self) -> DrainResult:
         pods, resource_version = self._pods_on_node()
-        to_evict = self._select(pods)
+        to_evict = self._select(podsafety.classify(self.cluster, self.node, pods))
         total = len(self._remaining)
         if total:
             self.progress(f"{total} pods to move off {self.node}")
@@ -93,39 +101,29 @@ class Drainer:
                 self._answered.wait(
                     max(0.0, min(self.cluster.timeout, self.deadline - self.clock()))
                 )
-                if self._forbidden is None:
+                if self._fatal is None:
                     self._watch_until_gone(resource_version, total)
             finally:
                 self._give_up.set()
-        if self._forbidden is not None:
-            raise self._forbidden
+        if self._fatal is not None:
+            raise self._fatal
         self.result.remaining = sorted(self._remaining.values())
         return self.result
 
     def _pods_on_node(self) -> tuple[list[Any], str]:
-        listing = self.cluster.call(
-            "list",
-            "pods",
-            self.cluster.core.list_pod_for_all_namespaces,
-            field_selector=f"spec.nodeName={self.node}",
-        )
-        return list(listing.items), str(listing.metadata.resource_version)
+        return podsafety.list_node_pods(self.cluster, self.node)
 
-    def _select(self, pods: list[Any]) -> list[Any]:
-        to_evict = []
-        for pod in pods:
-            key = f"{pod.metadata.namespace}/{pod.metadata.name}"
-            if _is_daemonset_pod(pod) or MIRROR_ANNOTATION in (pod.metadata.annotations or {}):
-                self.result.skipped.append(key)
-                continue
-            self._remaining[pod.metadata.uid] = key
-            if any(v.empty_dir is not None for v in pod.spec.volumes or []):
-                self.result.empty_dir.append(key)
-            if pod.metadata.deletion_timestamp is not None:
-                self.result.already_terminating += 1
-            else:
-                to_evict.append(pod)
-        return to_evict
+    def _select(self, pods: podsafety.NodePods) -> list[Any]:
+        """Refuse before any eviction if a pod would be lost and the drain is not forced."""
+        if pods.blocks(self.force):
+            raise PermanentError(messages.drain_would_lose(self.node, pods.lost))
+        self.result.skipped = list(pods.left)
+        self.result.empty_dir = list(pods.empty_dir)
+        self.result.deleted_for_good = pods.lost
+        self.result.already_terminating = len(pods.terminating)
+        for pod in [*pods.terminating, *pods.evict]:
+            self._remaining[pod.metadata.uid] = podsafety.pod_key(pod)
+        return list(pods.evict)
 
     def _evict(self, pod: Any) -> None:
         name, namespace = pod.metadata.name, pod.metadata.namespace
@@ -150,6 +148,8 @@ class Drainer:
         except ApiException as e:
             if e.status != 429:
                 self._note_blocker(f"{namespace}/{name}", _explain(e))
+            if meaning(e) is Meaning.SEVERAL_BUDGETS:
+                self._stop(self._several_budgets(pod))
 
     def _first_answer(self) -> None:
         with self._lock:
@@ -161,29 +161,46 @@ class Drainer:
         self._give_up.wait(seconds)
 
     def _evict_once(self, name: str, namespace: str, body: Any) -> None:
+        key = f"{namespace}/{name}"
         try:
             self.cluster.core.create_namespaced_pod_eviction(
                 name, namespace, body, _request_timeout=self.cluster.timeout
             )
         except ApiException as e:
-            if e.status == 404:
-                return  # already gone
+            answer = meaning(e)
+            if answer is Meaning.GONE:
+                return  # already gone: the watch (or a relist) sees it go
+            if answer is Meaning.WAIT:  # its namespace is being deleted, and the pod with it
+                self._note_blocker(key, messages.eviction_namespace_terminating(namespace))
+                return
             if e.status == 429:
                 EVICTIONS_REFUSED.inc()
                 with self._lock:
                     self.result.rate_limited += 1
-                self._note_blocker(f"{namespace}/{name}", _explain(e))
-            if e.status in (401, 403):
-                with self._lock:  # the credentials lack the right: stop the whole drain
-                    self._forbidden = self._forbidden or self.cluster._translate(
-                        "create", f"pods/{name}/eviction", e
-                    )
-                self._give_up.set()
+                self._note_blocker(key, _explain(e))
+            if answer is Meaning.FORBIDDEN:  # the credentials lack the right
+                self._stop(self.cluster._translate("create", f"pods/{name}/eviction", e))
+            if answer is Meaning.REJECTED:
+                self._stop(PermanentError(messages.eviction_rejected(key, e.status, _explain(e))))
             raise
         EVICTIONS.inc()
         with self._lock:
             self.result.evicted += 1
             self.result.blockers.pop(f"{namespace}/{name}", None)
+
+    def _stop(self, error: Exception) -> None:
+        """An answer no retry can change: end the whole drain with the first such error."""
+        with self._lock:
+            self._fatal = self._fatal or error
+        self._give_up.set()
+
+    def _several_budgets(self, pod: Any) -> Exception:
+        key = podsafety.pod_key(pod)
+        try:
+            budgets = budgets_selecting(self.cluster, pod)
+        except ClusterError:
+            budgets = []
+        return PermanentError(messages.eviction_several_budgets(key, budgets))
 
     def _note_blocker(self, key: str, why: str) -> None:
         with self._lock:
@@ -191,7 +208,7 @@ class Drainer:
 
     def _watch_until_gone(self, resource_version: str, total: int) -> None:
         reported = 0
-        while self._remaining and not self._give_up.is_set() and self._forbidden is None:
+        while self._remaining and not self._give_up.is_set() and self._fatal is None:
             left = self.deadline - self.clock()
             if left <= 0 or self.stopped():
                 return
@@ -241,13 +258,11 @@ def drain(cluster: KubeCluster, node: str, **kwargs: Any) -> DrainResult:
         raise cluster._translate("drain", f"pods on {node}", e) from e
 
 
-def _is_daemonset_pod(pod: Any) -> bool:
-    return any(ref.kind == "DaemonSet" for ref in pod.metadata.owner_references or [])
-
-
 def _is_retryable(error: BaseException) -> bool:
     if isinstance(error, ApiException):
-        return error.status == 429 or (error.status or 0) >= 500
+        return meaning(error) is Meaning.RETRY and (
+            error.status == 429 or (error.status or 0) >= 500
+        )
     return isinstance(error, OSError | ClusterError | urllib3.exceptions.HTTPError)
 
 

@@ -69,7 +69,7 @@ class Run:
     @property
     def ask(self) -> MigrationAsk:
         r = self.request
-        return MigrationAsk(r.node, r.source, r.target, r.role)
+        return MigrationAsk(r.node, r.source, r.target, r.role, r.force)
 
     @property
     def namespace(self) -> str:
@@ -228,6 +228,7 @@ def drain_node(run: Run) -> str:
         progress=lambda text: run.progress("drain", text),
         stopped=run.cancelled,
         clock=run.ctx.clock,
+        force=run.request.force,
     )
     run.remember("drain", evicted=result.evicted, rate_limited=result.rate_limited)
     if run.cancelled():
@@ -244,6 +245,7 @@ def drain_node(run: Run) -> str:
         run.ctx.clock() - started,
         result.skipped,
         result.empty_dir,
+        result.deleted_for_good,
     )
 
 

@@ -38,5 +38,6 @@ def render(entry: Entry) -> str:
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.at))
     what = f"{entry.node} {entry.source}->{entry.target}" if entry.node else ""
     role = f" as {entry.role}" if entry.role else ""
+    role += " (forced)" if entry.force else ""
     detail = f": {entry.detail}" if entry.detail else ""
     return f"{stamp} {entry.action:<9} {entry.request_id:<12} by {entry.actor} {what}{role}{detail}"

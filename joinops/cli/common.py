@@ -24,3 +24,12 @@ def add_role_argument(parser: argparse.ArgumentParser) -> None:
         metavar="ROLE",
         help="role in the target: worker (default) or control-plane",
     )
+
+
+def add_force_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="delete pods no controller will recreate, and pods on node-local volumes "
+        "(as `kubectl drain --force`)",
+    )

@@ -1,8 +1,8 @@
 """`joinops migrate`: move one node, several, or every node of a cluster, and follow it.
 
-joinops migrate NODE --from SRC --to DST [--as ROLE] [--yes]
-joinops migrate NODE NODE... [--from SRC] --to DST [--as ROLE] [--yes]
-joinops migrate --all --from SRC --to DST [--yes]
+joinops migrate NODE --from SRC --to DST [--as ROLE] [--force] [--yes]
+joinops migrate NODE NODE... [--from SRC] --to DST [--as ROLE] [--force] [--yes]
+joinops migrate --all --from SRC --to DST [--force] [--yes]
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import redis
 from joinops import batch as batches
 from joinops.asks import MigrationAsk, validate_ask
 from joinops.audit import Action, AuditLog
-from joinops.cli.common import add_role_argument, load
+from joinops.cli.common import add_force_argument, add_role_argument, load
 from joinops.cli.plan_cmd import render
 from joinops.errors import UsageError
 from joinops.events import RedisEventLog
@@ -44,6 +44,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--to", dest="target", required=True, metavar="DST", help="target cluster")
     add_role_argument(p)
+    add_force_argument(p)
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.add_argument(
         "--no-follow", action="store_true", help="print the request id and return once it is queued"
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_one(args: argparse.Namespace) -> int:
     settings, registry = load()
-    ask = MigrationAsk(args.nodes[0], args.source, args.target, args.role)
+    ask = MigrationAsk(args.nodes[0], args.source, args.target, args.role, force=args.force)
     validate_ask(ask, registry.names)
     verdict = check(ask, registry.get(ask.source), registry.get(ask.target))
     print(render(verdict))
@@ -88,6 +89,7 @@ def _run_one(args: argparse.Namespace) -> int:
             decided_by=user,
             destroys_source=verdict.destroys_source,
             from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
+            force=ask.force,
         )
     )
     _audit_cli_start(connection, request)
@@ -100,9 +102,11 @@ def _run_batch(args: argparse.Namespace) -> int:
     if args.all:
         if args.source is None:
             raise UsageError("--all needs --from SRC")
-        plan = batches.plan_all(args.source, args.target, registry)
+        plan = batches.plan_all(args.source, args.target, registry, force=args.force)
     else:
-        plan = batches.plan_nodes(args.nodes, args.source, args.target, args.role, registry)
+        plan = batches.plan_nodes(
+            args.nodes, args.source, args.target, args.role, registry, force=args.force
+        )
     print(batches.render(plan))
     if not plan.allowed:
         return 1

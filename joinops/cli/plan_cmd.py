@@ -1,4 +1,4 @@
-"""`joinops plan NODE --from SRC --to DST [--as ROLE] [--json]`: may this node move?"""
+"""`joinops plan NODE --from SRC --to DST [--as ROLE] [--force] [--json]`: may this node move?"""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from joinops.asks import MigrationAsk, validate_ask
-from joinops.cli.common import add_role_argument, load
+from joinops.cli.common import add_force_argument, add_role_argument, load
 from joinops.findings import Severity
 from joinops.plan import plan_steps
 from joinops.rules import Verdict, check
@@ -21,13 +21,14 @@ def register(sub: Any) -> None:
     p.add_argument("--from", dest="source", required=True, metavar="SRC", help="source cluster")
     p.add_argument("--to", dest="target", required=True, metavar="DST", help="target cluster")
     add_role_argument(p)
+    add_force_argument(p)
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     _, registry = load()
-    ask = MigrationAsk(args.node, args.source, args.target, args.role)
+    ask = MigrationAsk(args.node, args.source, args.target, args.role, force=args.force)
     validate_ask(ask, registry.names)
     verdict = check(ask, registry.get(ask.source), registry.get(ask.target))
     print(json.dumps(verdict_json(verdict), indent=2) if args.json else render(verdict))
@@ -45,6 +46,8 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
         "kubelet_version": str(verdict.node.kubelet_version) if verdict.node else None,
         "target_version": str(verdict.target.version) if verdict.target else None,
         "destroys_source": verdict.destroys_source,
+        "force": ask.force,
+        "deletes_for_good": verdict.pods.lost if verdict.pods and ask.force else [],
         "findings": [f.as_dict() for f in verdict.findings],
         "steps": [{"id": s.id, "title": s.title} for s in plan_steps(ask)],
     }
@@ -53,7 +56,8 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 def render(verdict: Verdict) -> str:
     ask = verdict.ask
     head = "ALLOWED" if verdict.allowed else "REFUSED"
-    lines = [f"{head}: move {ask.node} from {ask.source} to {ask.target} as {ask.role}"]
+    forced = " (forced)" if ask.force else ""
+    lines = [f"{head}: move {ask.node} from {ask.source} to {ask.target} as {ask.role}{forced}"]
     if verdict.versions:
         lines.append(verdict.versions)
     for finding in verdict.findings:

@@ -61,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
             )
             if name == "clusterA":
                 for i in range(5):
-                    cluster.add_pod("a-w-1", f"web-{i}", labels={"app": "web"})
+                    cluster.add_pod(
+                        "a-w-1", f"web-{i}", labels={"app": "web"}, owner_kind="ReplicaSet"
+                    )
                 cluster.add_pdb("web", "default", {"app": "web"}, min_available=3)
         world.write_kubeconfig(kubeconfig)
         config.write_text(

@@ -140,16 +140,15 @@ class Evictions:
                 "DisruptedPods map too big - too many evictions not confirmed by PDB controller",
             )
         if allowed == 0:
+            healthy, desired = status.get("currentHealthy", 0), status.get("desiredHealthy", 0)
+            why = (
+                f"The disruption budget {pdb_name} needs {desired} healthy pods and has "
+                f"{healthy} currently"
+                if healthy <= desired  # otherwise the server's default branch
+                else f"The disruption budget {pdb_name} does not allow evicting pods currently"
+            )
             raise too_many_requests(
-                BLOCKED,
-                causes=[
-                    {
-                        "reason": "DisruptionBudget",
-                        "message": f"The disruption budget {pdb_name} needs "
-                        f"{status.get('desiredHealthy', 0)} healthy pods and has "
-                        f"{status.get('currentHealthy', 0)} currently",
-                    }
-                ],
+                BLOCKED, causes=[{"reason": "DisruptionBudget", "message": why}]
             )
         now = rfc3339(self.cluster.world.clock.time())
 

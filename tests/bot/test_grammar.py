@@ -55,6 +55,9 @@ W, CP = Role.WORKER, Role.CONTROL_PLANE
         ("node-1\u00a0to\u00a0staging", Migrate(("node-1",), None, "staging", W)),
         ("n1 list to staging", Migrate(("n1", "list"), None, "staging", W)),
         ("all from prod to staging", MigrateAll("prod", "staging")),
+        ("node-1 from prod to staging force", Migrate(("node-1",), "prod", "staging", W, True)),
+        ("n1 n2 to staging as cp Force", Migrate(("n1", "n2"), None, "staging", CP, True)),
+        ("all from prod to staging FORCE", MigrateAll("prod", "staging", True)),
         ("ALL From Prod To Staging", MigrateAll("prod", "staging")),
         ("ignition prod", Ignition("prod", W)),
         ("ignition prod as control-plane", Ignition("prod", CP)),
@@ -74,6 +77,14 @@ W, CP = Role.WORKER, Role.CONTROL_PLANE
 )
 def test_every_form_parses(text: str, expected: Command) -> None:
     assert parse(text, KNOWN) == expected
+
+
+def test_force_is_a_keyword_only_as_the_closing_word_after_a_value() -> None:
+    known = (*KNOWN, "force")
+    assert parse("node-1 to force", known) == Migrate(("node-1",), None, "force", W)
+    assert parse("node-1 to force force", known) == Migrate(("node-1",), None, "force", W, True)
+    both = Migrate(("node-1", "force"), None, "staging", W)  # elsewhere it is a node name
+    assert parse("node-1 force to staging", KNOWN) == both
 
 
 def test_commands_are_frozen() -> None:

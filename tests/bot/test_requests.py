@@ -236,7 +236,9 @@ def test_ignition_several_nodes_and_whole_clusters_are_answered_in_the_channel(
 
 def test_help(bot):
     delivery, _ = bot.slash("help")
-    assert "`/join NODE from SOURCE to TARGET [as worker|control-plane]`" in ack_text(delivery)
+    assert "`/join NODE from SOURCE to TARGET [as worker|control-plane] [force]`" in ack_text(
+        delivery
+    )
     empty, _ = bot.slash("")
     assert ack_text(empty) == ack_text(delivery)
 

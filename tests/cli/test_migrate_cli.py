@@ -71,3 +71,53 @@ def test_without_a_terminal_migrate_asks_for_yes(world, worker, capsys, monkeypa
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     assert main(["migrate", "a-w-1", "--from", "clusterA", "--to", "clusterB"]) == 2
     assert "pass --yes" in capsys.readouterr().err
+
+
+def test_a_bare_pod_refuses_the_migration_and_leaves_the_node_untouched(world, worker, capsys):
+    a = world.cluster("clusterA")
+    a.add_pod("a-w-1", "debug", namespace="tools")
+    assert main(["migrate", "a-w-1", "--from", "clusterA", "--to", "clusterB", "--yes"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REFUSED") and "`tools/debug`" in out and "--force" in out
+    assert not a.node("a-w-1")["spec"].get("unschedulable")
+    assert a.pod("tools", "debug") is not None and world.cluster("clusterB").node("a-w-1") is None
+
+
+def test_force_moves_the_node_deletes_the_pod_and_is_in_the_trail(world, worker, capsys):
+    a = world.cluster("clusterA")
+    a.add_pod("a-w-1", "debug", namespace="tools")
+    argv = ["migrate", "a-w-1", "--from", "clusterA", "--to", "clusterB", "--force", "--yes"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "ALLOWED: move a-w-1 from clusterA to clusterB as worker (forced)" in out
+    assert "deleted for good (forced): `tools/debug`" in out
+    assert a.pod("tools", "debug") is None
+    assert world.cluster("clusterB").node("a-w-1") is not None
+
+    assert main(["audit", "--json"]) == 0
+    trail = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(e["action"], e["force"]) for e in trail] == [
+        ("requested", True),
+        ("approved", True),
+        ("succeeded", True),
+    ]
+    assert main(["audit"]) == 0
+    assert "as worker (forced)" in capsys.readouterr().out
+
+
+def test_a_forced_batch_records_force_on_every_migration(world, worker, capsys):
+    a = world.cluster("clusterA")
+    a.add_pod("a-w-1", "debug", namespace="tools")
+    argv = ["migrate", "a-w-1", "a-w-2", "--from", "clusterA", "--to", "clusterB", "--yes"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REFUSED: move 2 nodes") and "tools/debug" in out
+    assert main([*argv, "--force"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ALLOWED: move 2 nodes to clusterB (forced)")
+    assert a.pod("tools", "debug") is None
+    assert {world.cluster("clusterB").node(n) is not None for n in ("a-w-1", "a-w-2")} == {True}
+    assert main(["audit", "--json"]) == 0
+    trail = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    moved = [e for e in trail if e["action"] == "succeeded" and e["node"] in ("a-w-1", "a-w-2")]
+    assert len(moved) == 2 and all(e["force"] for e in moved)

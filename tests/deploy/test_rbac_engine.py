@@ -52,6 +52,12 @@ def test_every_migration_path_runs_under_the_manifest_and_the_call_list_is_compl
     a.add_pod("a-w-1", "web-0", labels={"app": "web"}, owner_kind="ReplicaSet")
     a.add_pod("a-w-2", "db-0", labels={"app": "db"}, owner_kind="StatefulSet")
     a.add_pdb("db", "default", {"app": "db"}, min_available=1)
+    a.add_pod("a-w-1", "logs", owner_kind="DaemonSet")  # pod safety reads DaemonSets
+    claim = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "cache"}}]}
+    a.add_pod("a-w-1", "cache-0", owner_kind="ReplicaSet", spec=claim)  # ... and volumes
+    a.add_pod("a-w-2", "multi-0", labels={"app": "multi"}, owner_kind="ReplicaSet")
+    a.add_pdb("multi-a", "default", {"app": "multi"}, min_available=0)  # a 500: budgets listed
+    a.add_pdb("multi-b", "default", {"app": "multi"}, min_available=0)
     ctx = EngineContext.from_settings(
         settings_for(world, tmp_path, redis_url, timeouts={"drain": "1s"})
     )
@@ -62,7 +68,7 @@ def test_every_migration_path_runs_under_the_manifest_and_the_call_list_is_compl
             ("a-cp-3", "clusterA", Role.CONTROL_PLANE, State.SUCCEEDED),
             ("node-1", "host-1", Role.CONTROL_PLANE, State.SUCCEEDED),
             ("a-w-2", "clusterA", Role.WORKER, State.FAILED),
-        ]  # drain times out: rollback
+        ]  # drain fails (two budgets select a pod, another blocks): rollback
         for node, source, role, expected in moves:
             request = approved_request(ctx, node, source, "clusterB", role)
             assert run_request(ctx, request.id) is expected, ctx.store.get(request.id).outcome

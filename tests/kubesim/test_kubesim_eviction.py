@@ -67,6 +67,7 @@ def test_blocked_eviction_then_allowed_when_another_pod_is_healthy(
     cluster_a.add_pod("a-w-2", "web-3", labels={"app": "web"}, phase="Pending")
     cluster_a.wait_for(lambda: cluster_a.pdb("default", "web")["status"]["disruptionsAllowed"] == 1)
     cluster_a.world.pod_grace_seconds = 1.0  # keep web-1 Terminating while the budget is read
+    cluster_a.world.pdb_sync_seconds = 1.0  # ... and before the controller recomputes it
     result = evict(apis, "web-1")
     assert result.metadata is not None
     pdb = cluster_a.pdb("default", "web")["status"]  # decremented by the API server at once

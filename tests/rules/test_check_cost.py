@@ -9,7 +9,7 @@ from kubesim import NodeSpec, World
 from tests.support.clusters import registry_for
 
 
-def cost_of_check(tmp_path, workers: int) -> tuple[int, int]:
+def cost_of_check(tmp_path, workers: int, pods: int = 0) -> tuple[int, int]:
     with World() as world:
         source = world.add_cluster(
             "src", version="v1.31.2", nodes=[NodeSpec("src-cp", role="control-plane")]
@@ -22,6 +22,10 @@ def cost_of_check(tmp_path, workers: int) -> tuple[int, int]:
         )
         source.add_nodes(workers, prefix="src-w")
         target.add_nodes(workers, prefix="dst-w")
+        for i in range(pods):  # DaemonSet pods and claims: one DaemonSet list, one PV list
+            source.add_pod("src-cp", f"agent-{i}", owner_kind="DaemonSet", owner_name="agent")
+            claim = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": f"c{i}"}}]}
+            source.add_pod("src-cp", f"db-{i}", owner_kind="StatefulSet", spec=claim)
         registry = registry_for(world, tmp_path)
         ask = MigrationAsk("src-cp", "src", "dst", Role.CONTROL_PLANE)
         check(ask, registry.get("src"), registry.get("dst"))  # warm up: connections, discovery
@@ -36,5 +40,11 @@ def cost_of_check(tmp_path, workers: int) -> tuple[int, int]:
 def test_check_cost_is_flat_from_10_to_2000_nodes(tmp_path):
     small_calls, small_bytes = cost_of_check(tmp_path, 10)
     large_calls, large_bytes = cost_of_check(tmp_path, 2000)
-    assert small_calls == large_calls <= 8
+    assert small_calls == large_calls == 8  # 7 reads of nodes and cluster facts + 1 pod list
     assert large_bytes < small_bytes * 1.2  # a few digits longer (counts), never a node list
+
+
+def test_check_cost_does_not_grow_with_the_pods_on_the_node(tmp_path):
+    few_calls, _ = cost_of_check(tmp_path, 10, pods=2)
+    many_calls, _ = cost_of_check(tmp_path, 10, pods=200)
+    assert few_calls == many_calls == 10  # + one DaemonSet list + one PersistentVolume list

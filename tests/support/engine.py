@@ -37,12 +37,17 @@ class RecordingReporter(RedisEventLog):
 
 
 def approved_request(
-    ctx: EngineContext, node: str, source: str, target: str, role: Role = Role.WORKER
+    ctx: EngineContext,
+    node: str,
+    source: str,
+    target: str,
+    role: Role = Role.WORKER,
+    force: bool = False,
 ) -> Request:
     """What an approval leaves behind: an approved request whose rules were checked."""
     registry: ClusterRegistry = ctx.clusters
     verdict = check(
-        MigrationAsk(node, source, target, role), registry.get(source), registry.get(target)
+        MigrationAsk(node, source, target, role, force), registry.get(source), registry.get(target)
     )
     assert verdict.allowed, [f.text for f in verdict.findings]
     return ctx.store.create(
@@ -57,6 +62,7 @@ def approved_request(
             decided_by="UAPPROVER1",
             destroys_source=verdict.destroys_source,
             from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
+            force=force,
         )
     )
 

@@ -1,0 +1,106 @@
+"""What an eviction's error answer means for a drain, as `kubectl drain` reads them.
+
+- 429 (a disruption budget says not now): retry with backoff until the drain's deadline.
+- 404: the pod is gone already.
+- 403 with cause `NamespaceTerminating`: the namespace is being deleted, and the pod with it:
+  wait for it to go.
+- Any other 401/403: the credentials lack the right: stop the whole drain.
+- 500 saying the pod has more than one PodDisruptionBudget: no retry can help: stop at once,
+  naming the budgets (the server's message does not).
+- 400/422: the request itself is wrong: stop at once with the API's message.
+- Other 5xx: retry.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from joinops.kube import KubeCluster
+
+SEVERAL_BUDGETS = "more than one PodDisruptionBudget"
+
+
+class Meaning(Enum):
+    RETRY = "retry"
+    GONE = "gone"
+    WAIT = "wait"  # namespace terminating: the pod goes by itself
+    FORBIDDEN = "forbidden"
+    SEVERAL_BUDGETS = "several-budgets"
+    REJECTED = "rejected"
+
+
+def meaning(e: ApiException) -> Meaning:
+    status = e.status or 0
+    if status == 404:
+        return Meaning.GONE
+    if status == 403 and "NamespaceTerminating" in causes(e):
+        return Meaning.WAIT
+    if status in (401, 403):
+        return Meaning.FORBIDDEN
+    if status == 500 and SEVERAL_BUDGETS in message(e):
+        return Meaning.SEVERAL_BUDGETS
+    if status in (400, 422):
+        return Meaning.REJECTED
+    return Meaning.RETRY
+
+
+def _body(e: ApiException) -> dict[str, Any]:
+    try:
+        body = json.loads(e.body or "{}")
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def message(e: ApiException) -> str:
+    return str(_body(e).get("message") or f"HTTP {e.status}")[:300]
+
+
+def causes(e: ApiException) -> dict[str, str]:
+    """cause reason -> message."""
+    found = (_body(e).get("details") or {}).get("causes") or []
+    return {str(c.get("reason", "")): str(c.get("message", "")) for c in found}
+
+
+def budgets_selecting(cluster: KubeCluster, pod: Any) -> list[str]:
+    """The names of the PodDisruptionBudgets in the pod's namespace that select it."""
+    namespace = pod.metadata.namespace
+    listing: Any = cluster.call(
+        "list",
+        f"poddisruptionbudgets in {namespace}",
+        cluster.policy.list_namespaced_pod_disruption_budget,
+        namespace,
+    )
+    labels = pod.metadata.labels or {}
+    return sorted(str(b.metadata.name) for b in listing.items if _selects(b.spec.selector, labels))
+
+
+def _selects(selector: Any, labels: dict[str, str]) -> bool:
+    """Does a budget's selector pick a pod with `labels`? A nil or empty one picks nothing, as
+    in the API server's eviction handler."""
+    if selector is None:
+        return False
+    wanted = selector.match_labels or {}
+    expressions = selector.match_expressions or []
+    if not wanted and not expressions:
+        return False
+    if any(labels.get(k) != v for k, v in wanted.items()):
+        return False
+    return all(_expression_holds(x, labels) for x in expressions)
+
+
+def _expression_holds(expression: Any, labels: dict[str, str]) -> bool:
+    key, operator, values = expression.key, expression.operator, expression.values or []
+    if operator == "In":
+        return labels.get(key) in values
+    if operator == "NotIn":
+        return labels.get(key) not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    return False
