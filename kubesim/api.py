@@ -16,12 +16,17 @@ from kubesim.patch import apply_patch
 from kubesim.rbac import Attributes
 from kubesim.resources import (
     DAEMONSETS,
+    DEPLOYMENTS,
+    JOBS,
     NAMESPACES,
     NODES,
     PDBS,
+    PERSISTENTVOLUMES,
     PODS,
+    PVCS,
     REPLICASETS,
     SECRETS,
+    STATEFULSETS,
     Resource,
 )
 from kubesim.routes import Route, parse, verb
@@ -162,7 +167,12 @@ class Api:
 
     def _group_list(self) -> dict[str, Any]:
         groups = []
-        for group, version in (("apps", "v1"), ("policy", "v1"), ("coordination.k8s.io", "v1")):
+        for group, version in (
+            ("apps", "v1"),
+            ("batch", "v1"),
+            ("policy", "v1"),
+            ("coordination.k8s.io", "v1"),
+        ):
             gv = {"groupVersion": f"{group}/{version}", "version": version}
             groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
@@ -317,6 +327,16 @@ class Api:
             objects.default_daemonset(obj)
         elif res is REPLICASETS:
             objects.default_replicaset(obj)
+        elif res is DEPLOYMENTS:
+            objects.default_deployment(obj)
+        elif res is STATEFULSETS:
+            objects.default_statefulset(obj)
+        elif res is JOBS:
+            objects.default_job(obj)
+        elif res is PERSISTENTVOLUMES:
+            objects.default_persistent_volume(obj)
+        elif res is PVCS:
+            objects.default_claim(obj)
 
     def _require_active_namespace(self, namespace: str, res: Resource, name: str) -> None:
         ns = self.cluster.store.get(NAMESPACES, "", namespace)
