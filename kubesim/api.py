@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubesim import objects, validation
+from kubesim import discovery, objects, tables, validation
 from kubesim.errors import ApiError, bad_request, conflict, internal, method_not_allowed, not_found
 from kubesim.patch import apply_patch
 from kubesim.rbac import Attributes
@@ -162,20 +162,11 @@ class Api:
                 },
             )
         if route.special == "/apis":
-            return json_response(200, self._group_list())
+            return json_response(200, discovery.group_list())
+        resources = discovery.resource_list(route.special)
+        if resources is not None:
+            return json_response(200, resources)
         raise ApiError(404, "the server could not find the requested resource", details={})
-
-    def _group_list(self) -> dict[str, Any]:
-        groups = []
-        for group, version in (
-            ("apps", "v1"),
-            ("batch", "v1"),
-            ("policy", "v1"),
-            ("coordination.k8s.io", "v1"),
-        ):
-            gv = {"groupVersion": f"{group}/{version}", "version": version}
-            groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
-        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
     # ---- helpers -----------------------------------------------------------------------
     def _res(self, route: Route) -> Resource:
@@ -220,7 +211,23 @@ class Api:
         if route.subresource == "eviction":
             raise method_not_allowed()
         entry = self.cluster.store.require(res, route.namespace, route.name)
+        if tables.wants_table(req.headers.get("accept", "")):
+            meta = {"resourceVersion": entry.meta["resourceVersion"]}
+            return self._table(req, res, [entry], meta)
         return Response(200, entry.raw())
+
+    def _table(
+        self, req: Request, res: Resource, entries: list[Entry], list_meta: dict[str, Any]
+    ) -> Response:
+        now = self.cluster.world.clock.time()
+        body = tables.table(res.kind, [e.obj for e in entries], list_meta, now)
+        include = req.query.get("includeObject", "Metadata")
+        for row, entry in zip(body["rows"], entries, strict=True):
+            if include == "Object":
+                row["object"] = entry.obj
+            elif include == "None":
+                row.pop("object")
+        return json_response(200, body)
 
     def _selectors(self, req: Request, res: Resource) -> tuple[Any, Any]:
         labels = parse_label_selector(req.query.get("labelSelector"))
@@ -244,6 +251,8 @@ class Api:
             list_meta["continue"] = _encode_continue(sort_key(entries[-1]), list_rv)
             if remaining > 0:  # only known without selectors, as on the real server
                 list_meta["remainingItemCount"] = remaining
+        if tables.wants_table(req.headers.get("accept", "")):
+            return self._table(req, res, entries, list_meta)
         head = {"kind": res.list_kind, "apiVersion": res.api_version, "metadata": list_meta}
         body = json.dumps(head, separators=(",", ":")).encode()[:-1]
         items = b",".join(entry.raw() for entry in entries)
