@@ -17,9 +17,11 @@ Column = tuple[str, str, int]  # name, type, priority (1: only with -o wide)
 def wants_table(accept: str) -> bool:
     for part in accept.split(","):
         params = {p.split("=", 1)[0].strip(): p.split("=", 1)[-1].strip() for p in part.split(";")}
-        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io":
-            if params.get("v") in ("v1", "v1beta1"):
-                return True
+        if (params.get("as"), params.get("g")) == ("Table", "meta.k8s.io") and params.get("v") in (
+            "v1",
+            "v1beta1",
+        ):
+            return True
     return False
 
 

@@ -56,10 +56,14 @@ def bare_pod() -> dict[str, Any]:
 
 
 def create(api_client: client.ApiClient) -> None:
-    """Create the workloads (the simulated controllers then start and place the pods)."""
-    client.AppsV1Api(api_client).create_namespaced_deployment("default", web_deployment())
-    client.PolicyV1Api(api_client).create_namespaced_pod_disruption_budget("default", web_budget())
-    client.CoreV1Api(api_client).create_namespaced_pod("default", bare_pod())
+    """Create the workloads (the simulated controllers then start and place the pods).
+    The client takes plain manifests as bodies."""
+    deployment: Any = web_deployment()
+    budget: Any = web_budget()
+    pod: Any = bare_pod()
+    client.AppsV1Api(api_client).create_namespaced_deployment("default", deployment)
+    client.PolicyV1Api(api_client).create_namespaced_pod_disruption_budget("default", budget)
+    client.CoreV1Api(api_client).create_namespaced_pod("default", pod)
 
 
 def ready(api_client: client.ApiClient) -> bool:
