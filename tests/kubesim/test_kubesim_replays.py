@@ -111,9 +111,29 @@ def test_budget_status_through_an_eviction_and_its_replacement(rec: Cluster) -> 
     assert right_after == {**wanted, "disrupted": [victim]}
 
     terminating = send(rec, "GET", f"/api/v1/namespaces/{NS}/pods/{victim}").body
-    assert deletion_fields(terminating) == deletion_fields(
-        expected_body("pod-get-evicted-terminating")
+    real_terminating = expected_body("pod-get-evicted-terminating")
+    assert deletion_fields(terminating) == deletion_fields(real_terminating)
+    assert [
+        (c["type"], c["status"], c.get("reason"))
+        for c in terminating["status"]["conditions"]
+        if c["type"] == "DisruptionTarget"
+    ] == [("DisruptionTarget", "True", "EvictionByEvictionAPI")]
+
+    other = next(  # a Ready one: a Pending replacement would be evicted despite the budget
+        p["metadata"]["name"]
+        for p in web_pods(rec)
+        if p["status"]["phase"] == "Running" and "deletionTimestamp" not in p["metadata"]
     )
+    recorded, refused = replay(
+        rec,
+        "eviction-429-pdb",
+        path=f"/api/v1/namespaces/{NS}/pods/{other}/eviction",
+        body={**eviction, "metadata": {"name": other, "namespace": NS}},
+    )
+    assert refused.status == 429
+    assert "retry-after" not in refused.headers  # an exhausted budget sends no Retry-After
+    mine, theirs = status_fields(refused.body), status_fields(recorded["response"]["body"])
+    assert mine == theirs
 
     rec.wait_for(lambda: not pdb(rec)["status"].get("disruptedPods"))
     assert pdb_arithmetic(pdb(rec)) == pdb_arithmetic(
