@@ -50,26 +50,26 @@ class ReplicaSetController:
             return
         spec = entry.obj.get("spec") or {}
         template = spec.get("template")
-        pods = [e.obj for e in owned_by(cluster, PODS, entry)]
-        live = [p for p in pods if active(p)]
-        if template:
-            wanted = int(spec.get("replicas", 1))
-            for _ in range(wanted - len(live)):
-                created = create_from_template(cluster, entry, template, generate_name=f"{name}-")
-                if created is None:
-                    break
-                live.append(created.obj)
-            if len(live) > wanted:
-                for pod in sorted(live, key=_deletion_rank)[: len(live) - wanted]:
-                    cluster.delete_pod(namespace, pod["metadata"]["name"])
-                    live.remove(pod)
+        if not template:
+            return  # a bare owner made by Cluster.add_pod: nothing to keep
+        live = [e.obj for e in owned_by(cluster, PODS, entry) if active(e.obj)]
+        wanted = int(spec.get("replicas", 1))
+        for _ in range(wanted - len(live)):
+            created = create_from_template(cluster, entry, template, generate_name=f"{name}-")
+            if created is None:
+                break
+            live.append(created.obj)
+        if len(live) > wanted:
+            for pod in sorted(live, key=_deletion_rank)[: len(live) - wanted]:
+                cluster.delete_pod(namespace, pod["metadata"]["name"])
+                live.remove(pod)
         ready = sum(1 for p in live if pod_ready(p))
         labelled = sum(
             1
             for p in live
             if all(
                 (p["metadata"].get("labels") or {}).get(k) == v
-                for k, v in ((template or {}).get("metadata", {}).get("labels") or {}).items()
+                for k, v in (template.get("metadata", {}).get("labels") or {}).items()
             )
         )
         write_status(
