@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubesim import discovery, objects, tables, validation
-from kubesim.errors import ApiError, bad_request, conflict, internal, method_not_allowed, not_found
+from kubesim.errors import (
+    ApiError,
+    bad_request,
+    conflict,
+    field_required,
+    internal,
+    invalid,
+    method_not_allowed,
+    not_found,
+)
 from kubesim.patch import apply_patch
 from kubesim.rbac import Attributes
 from kubesim.resources import (
@@ -279,12 +288,34 @@ class Api:
         if route.subresource == "eviction":
             body = self._object_body(req, res)
             return self.cluster.evictions.evict(route.namespace, route.name, body)
+        if route.subresource == "binding":
+            return self._bind(req, route)
         if route.name:
             raise method_not_allowed()
         obj = self._object_body(req, res)
         with self.cluster.lock:
             entry = self.create_object(res, route, obj, dry_run="dryRun" in req.query)
         return Response(201, entry.raw())
+
+    def _bind(self, req: Request, route: Route) -> Response:
+        from kubesim.controllers.scheduler import bind_pod
+
+        body = self._object_body(req, self._res(route))
+        node = (body.get("target") or {}).get("name")
+        if not node:
+            raise invalid("Binding", route.name, [field_required("target.name")])
+        with self.cluster.lock:
+            bind_pod(self.cluster, route.namespace, route.name, node)
+        return json_response(
+            201,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "code": 201,
+            },
+        )
 
     def create_object(
         self, res: Resource, route: Route, obj: dict[str, Any], dry_run: bool = False

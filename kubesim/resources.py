@@ -155,6 +155,7 @@ LEASES = _register(_resource(name="leases", kind="Lease", group="coordination.k8
 
 SUBRESOURCES = {
     ("pods", "eviction"),
+    ("pods", "binding"),
     ("pods", "status"),
     ("nodes", "status"),
     ("namespaces", "status"),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kubesim.controllers.base import WorkQueue
 from kubesim.controllers.placement import node_reason, unschedulable_message
 from kubesim.controllers.volumes import bind, volume_check
+from kubesim.errors import ApiError
 from kubesim.resources import NODES, PODS
 from kubesim.store import Change, Entry
 
@@ -28,6 +29,37 @@ def wants_scheduling(pod: dict[str, Any]) -> bool:
         and not pod["metadata"].get("deletionTimestamp")
         and pod.get("status", {}).get("phase", "Pending") == "Pending"
     )
+
+
+def bind_pod(cluster: Cluster, namespace: str, name: str, node: str) -> None:
+    """What ``pods/binding`` does: set ``spec.nodeName`` and ``PodScheduled=True``; 409 when
+    the pod is already assigned."""
+    entry = cluster.store.require(PODS, namespace, name)
+    assigned = entry.obj.get("spec", {}).get("nodeName")
+    if assigned:
+        raise ApiError(
+            409,
+            f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already '
+            f'assigned to node "{assigned}"',
+            reason="Conflict",
+            details={"name": name, "kind": "pods/binding"},
+        )
+    now = cluster.now()
+
+    def place(obj: dict[str, Any]) -> None:
+        obj["spec"]["nodeName"] = node
+        conditions = obj.setdefault("status", {}).setdefault("conditions", [])
+        conditions[:] = [c for c in conditions if c.get("type") != "PodScheduled"]
+        conditions.append(
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": now,
+            }
+        )
+
+    cluster.store.mutate(PODS, namespace, name, place)
 
 
 class Scheduler:
@@ -99,22 +131,7 @@ class Scheduler:
 
     @staticmethod
     def _bind(cluster: Cluster, entry: Entry, node: str) -> None:
-        now = cluster.now()
-
-        def place(obj: dict[str, Any]) -> None:
-            obj["spec"]["nodeName"] = node
-            conditions = obj.setdefault("status", {}).setdefault("conditions", [])
-            conditions[:] = [c for c in conditions if c.get("type") != "PodScheduled"]
-            conditions.append(
-                {
-                    "type": "PodScheduled",
-                    "status": "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": now,
-                }
-            )
-
-        cluster.store.mutate(PODS, entry.meta["namespace"], entry.meta["name"], place)
+        bind_pod(cluster, entry.meta["namespace"], entry.meta["name"], node)
 
     @staticmethod
     def _unschedulable(cluster: Cluster, entry: Entry, message: str) -> None:

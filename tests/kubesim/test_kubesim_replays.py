@@ -318,3 +318,30 @@ def test_watch_from_too_old_and_future_resource_versions(rec: Cluster) -> None:
         == [e["type"] for e in recorded["response"]["body"] if e["type"] != "BOOKMARK"]
         == []
     )
+
+
+def test_binding_a_pod_as_a_scheduler_does(rec: Cluster) -> None:
+    body: Any = {
+        "metadata": {"name": "web-9w6wh"},
+        "spec": {"schedulerName": "none", "containers": [{"name": "c", "image": "busybox:1.36"}]},
+    }
+    client.CoreV1Api(rec.api_client()).create_namespaced_pod(NS, body)
+    recorded, bound = replay(rec, "pod-binding-201")
+    assert bound.status == 201
+    assert status_fields(bound.body) == status_fields(recorded["response"]["body"])
+    recorded, read = replay(rec, "pod-get-after-binding")
+    real = recorded["response"]["body"]
+    assert read.body["spec"]["nodeName"] == real["spec"]["nodeName"] == "rec-node-1"
+    scheduled = [
+        (c["type"], c["status"])
+        for c in read.body["status"]["conditions"]
+        if c["type"] == "PodScheduled"
+    ]
+    assert scheduled == [("PodScheduled", "True")]
+    again = send(
+        rec,
+        "POST",
+        recorded["request"]["path"] + "/binding",
+        body=recording("pod-binding-201")["request"]["body"],
+    )
+    assert (again.status, again.body["reason"]) == (409, "Conflict")
