@@ -176,3 +176,20 @@ def test_get_pdb_matches_the_budget_status_joinops_reads(
     assert as_json["status"]["expectedPods"] == status.expected_pods == 3
     pods = rows(kubectl("get", "pods", "-l", "app=web"))
     assert [row[1:3] for row in pods[1:]] == [["1/1", "Running"]] * 3
+
+
+def test_drain_refuses_a_bare_pod_unless_forced(cluster: Cluster, kubectl: Kubectl) -> None:
+    cluster.add_pod("a-w-1", "debug")  # no controller
+    done = subprocess.run(
+        [*kubectl.base, "drain", "a-w-1", "--ignore-daemonsets", "--timeout=30s"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "cannot delete Pods that declare no controller" in done.stderr
+    assert "default/debug" in done.stderr
+    assert cluster.pod("default", "debug") is not None
+    out = kubectl("drain", "a-w-1", "--ignore-daemonsets", "--force", "--timeout=30s")
+    assert out.strip().endswith("node/a-w-1 drained")
+    assert cluster.pod("default", "debug") is None
