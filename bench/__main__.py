@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import ack, check_cost, drain, stitch
+from bench import ack, check_cost, drain, kubectl_drain, stitch
 from bench.report import Figure, Report, Result
 from bench.support import Footprint, machine, redis_url
 
 RESULTS = Path(__file__).parent / "results"
-ORDER = ("check_cost", "drain", "stitch", "ack", "footprint")
+ORDER = ("check_cost", "drain", "kubectl_drain", "stitch", "ack", "footprint")
 MIB = 1024  # KiB per MiB
 # The Helm chart's memory request and limit per container (helm/joinops/values.yaml), MiB.
 CHART_MEMORY = {"bot": (128, 256), "worker": (192, 512)}
@@ -34,6 +34,7 @@ class Plan:
 
     check: check_cost.Sizes
     drain: drain.Sizes
+    kubectl_drain: kubectl_drain.Sizes
     stitch: stitch.Sizes
     ack: ack.Sizes
 
@@ -41,12 +42,14 @@ class Plan:
 FULL = Plan(
     check=check_cost.Sizes(nodes=(10, 1_000, 10_000), repeats=5),
     drain=drain.Sizes(pods=100, grace=1.0, repeats=5, baseline_repeats=1),
+    kubectl_drain=kubectl_drain.Sizes(pods=100, grace=1.0),
     stitch=stitch.Sizes(nodes=16, join_seconds=1.0, workers=4, max_parallel=4, repeats=3),
     ack=ack.Sizes(commands=500, concurrency=25, rounds=3, warmup=50, single=50),
 )
 QUICK = Plan(
     check=check_cost.Sizes(nodes=(10, 1_000), repeats=2),
     drain=drain.Sizes(pods=20, grace=0.2, repeats=2, baseline_repeats=1),
+    kubectl_drain=kubectl_drain.Sizes(pods=20, grace=0.5),
     stitch=stitch.Sizes(nodes=4, join_seconds=0.2, workers=2, max_parallel=2, repeats=1),
     ack=ack.Sizes(commands=100, concurrency=10, rounds=1, warmup=10, single=10),
 )
@@ -92,6 +95,7 @@ def run_all(plan: Plan, only: set[str]) -> list[Result]:
     steps: dict[str, Callable[[], Result]] = {
         "check_cost": lambda: check_cost.run(plan.check),
         "drain": lambda: drain.run(plan.drain),
+        "kubectl_drain": lambda: kubectl_drain.run(plan.kubectl_drain),
         "stitch": lambda: stitch.run(plan.stitch, url, footprint),
         "ack": lambda: ack.run(plan.ack, url, footprint),
     }

@@ -10,18 +10,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubesim import objects, validation
-from kubesim.errors import ApiError, bad_request, conflict, internal, method_not_allowed, not_found
+from kubesim import discovery, objects, tables, validation
+from kubesim.errors import (
+    ApiError,
+    bad_request,
+    conflict,
+    field_required,
+    internal,
+    invalid,
+    method_not_allowed,
+    not_found,
+)
 from kubesim.patch import apply_patch
 from kubesim.rbac import Attributes
 from kubesim.resources import (
     DAEMONSETS,
+    DEPLOYMENTS,
+    JOBS,
     NAMESPACES,
     NODES,
     PDBS,
+    PERSISTENTVOLUMES,
     PODS,
+    PVCS,
     REPLICASETS,
     SECRETS,
+    STATEFULSETS,
     Resource,
 )
 from kubesim.routes import Route, parse, verb
@@ -157,15 +171,11 @@ class Api:
                 },
             )
         if route.special == "/apis":
-            return json_response(200, self._group_list())
+            return json_response(200, discovery.group_list())
+        resources = discovery.resource_list(route.special)
+        if resources is not None:
+            return json_response(200, resources)
         raise ApiError(404, "the server could not find the requested resource", details={})
-
-    def _group_list(self) -> dict[str, Any]:
-        groups = []
-        for group, version in (("apps", "v1"), ("policy", "v1"), ("coordination.k8s.io", "v1")):
-            gv = {"groupVersion": f"{group}/{version}", "version": version}
-            groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
-        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
     # ---- helpers -----------------------------------------------------------------------
     def _res(self, route: Route) -> Resource:
@@ -210,7 +220,23 @@ class Api:
         if route.subresource == "eviction":
             raise method_not_allowed()
         entry = self.cluster.store.require(res, route.namespace, route.name)
+        if tables.wants_table(req.headers.get("accept", "")):
+            meta = {"resourceVersion": entry.meta["resourceVersion"]}
+            return self._table(req, res, [entry], meta)
         return Response(200, entry.raw())
+
+    def _table(
+        self, req: Request, res: Resource, entries: list[Entry], list_meta: dict[str, Any]
+    ) -> Response:
+        now = self.cluster.world.clock.time()
+        body = tables.table(res.kind, [e.obj for e in entries], list_meta, now)
+        include = req.query.get("includeObject", "Metadata")
+        for row, entry in zip(body["rows"], entries, strict=True):
+            if include == "Object":
+                row["object"] = entry.obj
+            elif include == "None":
+                row.pop("object")
+        return json_response(200, body)
 
     def _selectors(self, req: Request, res: Resource) -> tuple[Any, Any]:
         labels = parse_label_selector(req.query.get("labelSelector"))
@@ -234,6 +260,8 @@ class Api:
             list_meta["continue"] = _encode_continue(sort_key(entries[-1]), list_rv)
             if remaining > 0:  # only known without selectors, as on the real server
                 list_meta["remainingItemCount"] = remaining
+        if tables.wants_table(req.headers.get("accept", "")):
+            return self._table(req, res, entries, list_meta)
         head = {"kind": res.list_kind, "apiVersion": res.api_version, "metadata": list_meta}
         body = json.dumps(head, separators=(",", ":")).encode()[:-1]
         items = b",".join(entry.raw() for entry in entries)
@@ -262,12 +290,34 @@ class Api:
             with self.cluster.lock:  # admission (NamespaceLifecycle) runs before the handler
                 self._require_active_namespace(route.namespace, res, route.name)
             return self.cluster.evictions.evict(route.namespace, route.name, body)
+        if route.subresource == "binding":
+            return self._bind(req, route)
         if route.name:
             raise method_not_allowed()
         obj = self._object_body(req, res)
         with self.cluster.lock:
             entry = self.create_object(res, route, obj, dry_run="dryRun" in req.query)
         return Response(201, entry.raw())
+
+    def _bind(self, req: Request, route: Route) -> Response:
+        from kubesim.controllers.scheduler import bind_pod
+
+        body = self._object_body(req, self._res(route))
+        node = (body.get("target") or {}).get("name")
+        if not node:
+            raise invalid("Binding", route.name, [field_required("target.name")])
+        with self.cluster.lock:
+            bind_pod(self.cluster, route.namespace, route.name, node)
+        return json_response(
+            201,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "code": 201,
+            },
+        )
 
     def create_object(
         self, res: Resource, route: Route, obj: dict[str, Any], dry_run: bool = False
@@ -319,6 +369,16 @@ class Api:
             objects.default_daemonset(obj)
         elif res is REPLICASETS:
             objects.default_replicaset(obj)
+        elif res is DEPLOYMENTS:
+            objects.default_deployment(obj)
+        elif res is STATEFULSETS:
+            objects.default_statefulset(obj)
+        elif res is JOBS:
+            objects.default_job(obj)
+        elif res is PERSISTENTVOLUMES:
+            objects.default_persistent_volume(obj)
+        elif res is PVCS:
+            objects.default_claim(obj)
 
     def _require_active_namespace(self, namespace: str, res: Resource, name: str) -> None:
         ns = self.cluster.store.get(NAMESPACES, "", namespace)

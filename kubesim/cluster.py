@@ -387,9 +387,9 @@ class Cluster:
             finished = pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
             if grace is None:
                 grace = int(pod.get("spec", {}).get("terminationGracePeriodSeconds", 30))
-            if not bound or finished or grace <= 0:
-                return self.store.remove(PODS, namespace, name)
             meta = pod["metadata"]
+            if not bound or finished or grace <= 0:
+                return self._remove_pod(namespace, name, bool(meta.get("deletionTimestamp")))
             if meta.get("deletionTimestamp") and grace >= int(
                 meta.get("deletionGracePeriodSeconds", 0)
             ):
@@ -404,12 +404,26 @@ class Cluster:
             assert result is not None
             return result
 
+    def _remove_pod(self, namespace: str, name: str, terminating: bool) -> Entry:
+        """Immediate deletion as the API server does it: the last copy carries a deletion
+        timestamp and grace 0; a pod that was Terminating is first updated to grace 0 (a
+        watch sees MODIFIED, then DELETED)."""
+        now = self.now()
+
+        def stamp(obj: dict[str, Any]) -> None:
+            obj["metadata"]["deletionTimestamp"] = now
+            obj["metadata"]["deletionGracePeriodSeconds"] = 0
+
+        if terminating:
+            self.store.mutate(PODS, namespace, name, stamp)
+        return self.store.remove(PODS, namespace, name, last=stamp)
+
     def finish_pod(self, namespace: str, name: str, uid: str) -> None:
-        """The kubelet confirms the pod is gone: the object is removed."""
+        """The kubelet confirms the pod is gone (its DELETE with grace 0): the object goes."""
         with self.lock:
             entry = self.store.get(PODS, namespace, name)
             if entry is not None and entry.meta.get("uid") == uid:
-                self.store.remove(PODS, namespace, name)
+                self._remove_pod(namespace, name, bool(entry.meta.get("deletionTimestamp")))
 
     def delete_namespace(self, name: str) -> Entry:
         """Terminating first; the namespace controller removes its content, then it."""

@@ -111,6 +111,34 @@ REPLICASETS = _register(
         has_spec_generation=True,
     )
 )
+DEPLOYMENTS = _register(
+    _resource(
+        name="deployments",
+        kind="Deployment",
+        group="apps",
+        has_status=True,
+        has_spec_generation=True,
+    )
+)
+STATEFULSETS = _register(
+    _resource(
+        name="statefulsets",
+        kind="StatefulSet",
+        group="apps",
+        has_status=True,
+        has_spec_generation=True,
+    )
+)
+JOBS = _register(
+    _resource(
+        name="jobs",
+        kind="Job",
+        group="batch",
+        has_status=True,
+        has_spec_generation=True,
+        fields=(*_META, "status.successful"),
+    )
+)
 PERSISTENTVOLUMES = _register(
     _resource(
         name="persistentvolumes",
@@ -120,19 +148,23 @@ PERSISTENTVOLUMES = _register(
         fields=("metadata.name",),
     )
 )
-PERSISTENTVOLUMECLAIMS = _register(
+PVCS = _register(
     _resource(name="persistentvolumeclaims", kind="PersistentVolumeClaim", has_status=True)
 )
 LEASES = _register(_resource(name="leases", kind="Lease", group="coordination.k8s.io"))
 
 SUBRESOURCES = {
     ("pods", "eviction"),
+    ("pods", "binding"),
     ("pods", "status"),
     ("nodes", "status"),
     ("namespaces", "status"),
     ("poddisruptionbudgets", "status"),
     ("daemonsets", "status"),
     ("replicasets", "status"),
+    ("deployments", "status"),
+    ("statefulsets", "status"),
+    ("jobs", "status"),
     ("persistentvolumes", "status"),
     ("persistentvolumeclaims", "status"),
 }

@@ -178,12 +178,11 @@ class _Handler(BaseHTTPRequestHandler):
         deadline = time.monotonic() + stream.timeout
         write: Callable[[bytes], None] = self._chunk
         try:
-            if stream.error is not None:
+            if stream.error is not None:  # one ERROR event, then the stream ends properly
                 sent += self._event(
                     write, b'{"type":"ERROR","object":' + _dumps(stream.error) + b"}"
                 )
-                return sent
-            while True:
+            while stream.error is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break

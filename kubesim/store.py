@@ -288,13 +288,22 @@ class Store:
                 return entry
             return self.put(res, obj)
 
-    def remove(self, res: Resource, namespace: str, name: str) -> Entry:
+    def remove(
+        self,
+        res: Resource,
+        namespace: str,
+        name: str,
+        last: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Entry:
+        """Delete the object; ``last`` may stamp the final copy (what DELETED events carry)."""
         with self.lock:
             key = (namespace if res.namespaced else "", name)
             old = self._objects.get(res.name, {}).get(key)
             if old is None:
                 raise not_found(res.name, name, res.group)
             obj = old.copy()
+            if last is not None:
+                last(obj)
             rv = self._next_rv()
             obj["metadata"]["resourceVersion"] = str(rv)
             del self._objects[res.name][key]

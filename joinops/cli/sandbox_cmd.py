@@ -49,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
 
     args.dir.mkdir(parents=True, exist_ok=True)
     kubeconfig, config = args.dir / "kubeconfig", args.dir / "joinops.yaml"
-    with World(pod_grace_seconds=1.0, join_seconds=3.0) as world:
+    from joinops.cli import sandbox_workloads
+
+    with World(pod_grace_seconds=1.0, join_seconds=3.0, pod_start_seconds=0.5) as world:
         for name, (version, endpoint, nodes) in SANDBOX_CLUSTERS.items():
             cluster = world.add_cluster(
                 name,
@@ -60,11 +62,9 @@ def run(args: argparse.Namespace) -> int:
                 ],
             )
             if name == "clusterA":
-                for i in range(5):
-                    cluster.add_pod(
-                        "a-w-1", f"web-{i}", labels={"app": "web"}, owner_kind="ReplicaSet"
-                    )
-                cluster.add_pdb("web", "default", {"app": "web"}, min_available=3)
+                with cluster.api_client() as api_client:
+                    sandbox_workloads.create(api_client)
+                    world.wait_for(lambda: sandbox_workloads.ready(api_client), timeout=30)
         world.write_kubeconfig(kubeconfig)
         config.write_text(
             yaml.safe_dump(
@@ -91,6 +91,7 @@ def _next_steps(config: Path) -> str:
         f"  export JOINOPS_CONFIG={config.resolve()}\n"
         f"  joinops clusters\n"
         f"  joinops plan a-w-1 --from clusterA --to clusterB\n"
+        f"  joinops plan a-w-2 --from clusterA --to clusterB   # refused: a bare pod\n"
         f"  joinops plan a-cp-1 --from clusterA --to clusterB   # refused: last control plane\n"
         f"  joinops plan node-1 --from host-1 --to clusterB --as control-plane\n"
         f"Press Ctrl-C to stop."

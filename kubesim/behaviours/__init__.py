@@ -9,6 +9,7 @@ from kubesim.behaviours.host import HostAgent
 from kubesim.behaviours.kubelet import Kubelet
 from kubesim.behaviours.nodes import NodeLifecycle
 from kubesim.behaviours.signer import BootstrapSigner
+from kubesim.controllers import Controllers
 
 if TYPE_CHECKING:
     from kubesim.cluster import Cluster
@@ -23,8 +24,10 @@ class Behaviours:
         self.signer = BootstrapSigner(world)
         self.hosts = HostAgent(world)
         self.nodes = NodeLifecycle(world)
+        self.controllers = Controllers(world)
 
     def changed(self, cluster: Cluster, change: Change) -> None:
+        self.controllers.changed(cluster, change)
         if change.resource == "pods":
             self.kubelet.on_pod(cluster, change)
             self.disruption.on_pod(cluster, change)

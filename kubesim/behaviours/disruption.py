@@ -1,7 +1,8 @@
 """The disruption controller: keeps each PodDisruptionBudget's status in line with its pods.
 
 As the real one: ``minAvailable: N`` expects the matching pods; ``maxUnavailable`` and
-percentages expect the sum of the pods' controllers' replicas (pods without a controller do
+percentages expect the sum of the pods' controllers' replicas (a Deployment's for its
+ReplicaSets; pods without a controller do
 not count, an unknown controller makes the sync fail safe: nothing allowed, SyncFailed);
 healthy pods are Ready, not terminating and not already in ``disruptedPods``.
 """
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesim.clock import parse_rfc3339, rfc3339
 from kubesim.objects import pod_healthy
-from kubesim.resources import PDBS, PODS, REPLICASETS
+from kubesim.resources import DEPLOYMENTS, PDBS, PODS, REPLICASETS, STATEFULSETS
 from kubesim.selectors import selector_from_label_selector
 from kubesim.store import Change
 
@@ -34,22 +35,38 @@ def _scaled(value: int | str, total: int) -> int:
     return int(value)
 
 
+def _controller_of(cluster: Cluster, namespace: str, ref: dict[str, Any]) -> tuple[str, int]:
+    """(uid, replicas) of the scalable controller behind a pod's controllerRef, as the
+    disruption controller's finders resolve it: a ReplicaSet owned by a Deployment counts
+    as the Deployment."""
+    res = {"ReplicaSet": REPLICASETS, "StatefulSet": STATEFULSETS}.get(ref.get("kind", ""))
+    owner = cluster.store.get(res, namespace, ref.get("name", "")) if res else None
+    if owner is None or owner.meta.get("uid") != ref.get("uid"):
+        raise SyncFailedError("found no controllers")
+    if res is REPLICASETS:
+        up = next((r for r in owner.meta.get("ownerReferences") or [] if r.get("controller")), None)
+        if up is not None and up.get("kind") == "Deployment":
+            deployment = cluster.store.get(DEPLOYMENTS, namespace, up.get("name", ""))
+            if deployment is not None and deployment.meta.get("uid") == up.get("uid"):
+                owner = deployment
+    return owner.meta["uid"], int(owner.obj.get("spec", {}).get("replicas", 1))
+
+
 def controller_scale(cluster: Cluster, pods: list[dict[str, Any]]) -> int:
-    """Sum of the replicas of the pods' controllers (only ReplicaSets have a scale here)."""
+    """Sum of the replicas of the pods' controllers (ReplicaSets, Deployments, StatefulSets)."""
     scales: dict[str, int] = {}
     for pod in pods:
         refs = pod["metadata"].get("ownerReferences") or []
         ref = next((r for r in refs if r.get("controller")), None)
-        if ref is None or ref.get("uid") in scales:
+        if ref is None:
             continue
-        owner = None
-        if ref.get("kind") == "ReplicaSet":
-            owner = cluster.store.get(
-                REPLICASETS, pod["metadata"]["namespace"], ref.get("name", "")
-            )
-        if owner is None or owner.meta.get("uid") != ref.get("uid"):
-            raise SyncFailedError(f'found no controllers for pod "{pod["metadata"]["name"]}"')
-        scales[ref["uid"]] = int(owner.obj.get("spec", {}).get("replicas", 1))
+        try:
+            uid, replicas = _controller_of(cluster, pod["metadata"]["namespace"], ref)
+        except SyncFailedError:
+            raise SyncFailedError(
+                f'found no controllers for pod "{pod["metadata"]["name"]}"'
+            ) from None
+        scales[uid] = replicas
     return sum(scales.values())
 
 

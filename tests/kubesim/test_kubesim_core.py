@@ -304,7 +304,10 @@ def test_pod_created_through_the_api_starts_on_its_node(apis: Apis, cluster_a: C
         "default",
         client.V1Pod(
             metadata=client.V1ObjectMeta(name="floating"),
-            spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")]),
+            spec=client.V1PodSpec(
+                containers=[client.V1Container(name="c", image="busybox")],
+                scheduler_name="no-such-scheduler",  # no scheduler binds it
+            ),
         ),
     )
     assert unbound.status.phase == "Pending"

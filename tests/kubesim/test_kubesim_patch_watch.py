@@ -90,7 +90,14 @@ def test_watch_sees_a_pod_terminate_then_go(apis: Apis, cluster_a: Cluster) -> N
             apis.core.delete_namespaced_pod("web", "default")
         if event["type"] == "DELETED":
             w.stop()
-    assert seen == [("ADDED", "web", False), ("MODIFIED", "web", True), ("DELETED", "web", True)]
+    # as recorded from a real API server: the kubelet's final grace-0 DELETE first updates the
+    # Terminating pod (MODIFIED, grace 0), then removes it (DELETED)
+    assert seen == [
+        ("ADDED", "web", False),
+        ("MODIFIED", "web", True),
+        ("MODIFIED", "web", True),
+        ("DELETED", "web", True),
+    ]
 
 
 def test_watch_from_a_list_resource_version(apis: Apis, cluster_a: Cluster, world: World) -> None:

@@ -99,3 +99,33 @@ def test_sandbox_starts_clusters_a_newcomer_can_plan_against(tmp_path):
     finally:
         sandbox.terminate()
         sandbox.wait(timeout=10)
+
+
+def test_sandbox_runs_a_deployment_under_a_budget_and_one_bare_pod(tmp_path):
+    from kubernetes import client, config
+
+    sandbox = subprocess.Popen(
+        [sys.executable, "-m", "joinops", "sandbox", "--dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        text=True,
+    )
+    try:
+        assert sandbox.stdout is not None
+        assert sandbox.stdout.readline().startswith("Simulated clusters are running")
+        api = config.new_client_from_config(str(tmp_path / "kubeconfig"), context="clusterA")
+        apps, core, policy = client.AppsV1Api(api), client.CoreV1Api(api), client.PolicyV1Api(api)
+        web = apps.read_namespaced_deployment("web", "default")
+        assert (web.spec.replicas, web.status.ready_replicas) == (5, 5)
+        budget = policy.read_namespaced_pod_disruption_budget("web", "default")
+        assert (budget.spec.min_available, budget.status.current_healthy) == (3, 5)
+        pods = core.list_namespaced_pod("default").items
+        owned = [p for p in pods if p.metadata.owner_references]
+        assert len(owned) == 5
+        assert all(p.metadata.owner_references[0].kind == "ReplicaSet" for p in owned)
+        (bare,) = [p for p in pods if not p.metadata.owner_references]
+        assert bare.metadata.name == "debug" and bare.spec.node_name not in ("a-w-1", None)
+    finally:
+        sandbox.terminate()
+        sandbox.wait(timeout=10)
