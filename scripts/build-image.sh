@@ -5,7 +5,7 @@
 #     and its dependencies from PyPI (the only thing fetched during the build);
 #  3. the size and the build time, printed and written to .cache/image/build.env for the smoke test.
 # The tag is the chart's default: values.yaml's image.repository and Chart.yaml's appVersion.
-# BUILD_CA_BUNDLE (default: $PIP_CERT) is a CA bundle pip trusts during the build, for a
+# BUILD_CA_BUNDLE (default: $PIP_CERT, else pip's configured cert) is a CA bundle pip trusts during the build, for a
 # TLS-inspecting proxy; it is mounted into the build, never copied into the image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +30,7 @@ scripts/base-image.sh "$BASE"
 base_seconds=$((SECONDS - started))
 
 ca_args=()
-ca="${BUILD_CA_BUNDLE:-${PIP_CERT:-}}"
+ca="${BUILD_CA_BUNDLE:-${PIP_CERT:-$("$PY" -m pip config get global.cert 2>/dev/null || true)}}"
 if [ -n "$ca" ] && [ -f "$ca" ]; then
   ca_args=(--volume "$(readlink -f "$ca"):/run/build-ca.pem:ro" --build-arg BUILD_CA_BUNDLE=/run/build-ca.pem)
 fi

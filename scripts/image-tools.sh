@@ -2,11 +2,11 @@
 # Are the tools `make image` needs on this machine? Names the Debian package for each one missing
 # and exits 1 (.ci/run installs them: apt-get install debootstrap buildah podman runc).
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"  # debootstrap and runc live there
 
 missing=()
 need() {  # need COMMAND PACKAGE
-  command -v "$1" >/dev/null 2>&1 || PATH="$PATH:/usr/sbin:/sbin" command -v "$1" >/dev/null 2>&1 \
-    || missing+=("$1 (apt-get install $2)")
+  command -v "$1" >/dev/null 2>&1 || missing+=("$1 (apt-get install $2)")
 }
 need debootstrap debootstrap
 need buildah buildah
