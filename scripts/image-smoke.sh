@@ -11,6 +11,7 @@ export PATH="$PATH:/usr/sbin:/sbin" CONTAINERS_CONF="$PWD/scripts/containers.con
 
 PY="${PY:-.venv/bin/python}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+[ -f .cache/image/build.env ] || { echo "image-smoke: no image built yet: run make image" >&2; exit 1; }
 # shellcheck source=/dev/null
 . .cache/image/build.env  # IMAGE, from scripts/build-image.sh
 started=$SECONDS
