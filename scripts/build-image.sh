@@ -26,6 +26,11 @@ PY
 )
 case "$image" in */*) ;; *) image="localhost/$image" ;; esac  # podman's name for a local image
 
+image_id() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null || true; }
+# The images this build replaces, removed once it is done so rebuilds do not pile up.
+old_image=$(image_id "$image")
+old_base=$(image_id "$BASE")
+
 scripts/base-image.sh "$BASE"
 base_seconds=$((SECONDS - started))
 
@@ -39,6 +44,12 @@ build_started=$SECONDS
 buildah bud --quiet --runtime runc --isolation chroot --network host --layers=false \
   --pull=never --build-arg "PYTHON_IMAGE=$BASE" "${ca_args[@]}" -t "$image" . >/dev/null
 build_seconds=$((SECONDS - build_started))
+
+for old in "$old_image" "$old_base"; do
+  if [ -n "$old" ] && [ "$old" != "$(image_id "$image")" ] && [ "$old" != "$(image_id "$BASE")" ]; then
+    podman rmi "$old" >/dev/null 2>&1 || true
+  fi
+done
 
 bytes=$(podman image inspect --format '{{.Size}}' "$image")
 mb=$(( (bytes + 500000) / 1000000 ))
