@@ -4,13 +4,27 @@
 #   answering /healthz; joinops worker --burst starting and exiting cleanly; joinops plan against
 #   the sandbox's simulated clusters served from the host (scripts/image_hosts.py, with a fake
 #   Slack for the bot); the image's labels agree with the chart; nothing to build with inside.
-# A failed check prints the container's output. Needs REDIS_URL answering on the host.
+# A failed check prints the container's output. Needs Redis on the host (REDIS_URL's server; the
+# smoke tests use and flush its database 7).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:/sbin" CONTAINERS_CONF="$PWD/scripts/containers.conf"
 
 PY="${PY:-.venv/bin/python}"
-REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+# The host's Redis (REDIS_URL's server), database 7, flushed first: the worker finds an empty queue.
+# (Databases 8 and 9 are the tests', 6 the benchmarks'.)
+host_redis="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+REDIS_URL=$("$PY" - "$host_redis" <<'PY'
+import sys, urllib.parse
+import redis
+url = urllib.parse.urlparse(sys.argv[1])._replace(path="/7").geturl()
+try:
+    redis.Redis.from_url(url, socket_timeout=2).flushdb()
+except redis.RedisError as e:
+    sys.exit(f"image-smoke: Redis at {sys.argv[1]} does not answer: {e}")
+print(url)
+PY
+)
 [ -f .cache/image/build.env ] || { echo "image-smoke: no image built yet: run make image" >&2; exit 1; }
 # shellcheck source=/dev/null
 . .cache/image/build.env  # IMAGE, from scripts/build-image.sh
