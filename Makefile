@@ -2,7 +2,7 @@
 PY ?= .venv/bin/python
 VENV ?= .venv
 
-.PHONY: install lint typecheck test check chart-check bench sandbox clean
+.PHONY: install lint typecheck test check chart-check image bench sandbox clean
 
 install:            ## create .venv and install joinops with its dev tools
 	python3 -m venv $(VENV)
@@ -23,6 +23,10 @@ check: lint typecheck test
 
 chart-check:        ## helm lint, render and strict-validate the chart (fetches a pinned helm into .tools/)
 	PY=$(PY) scripts/chart-check.sh
+
+image:              ## build the image with no registry (debootstrap base, buildah) and smoke-test it with podman
+	PY=$(PY) scripts/build-image.sh
+	PY=$(PY) scripts/image-smoke.sh
 
 bench:              ## benchmarks; prints a table and writes bench/results/latest.json
 	$(PY) -m bench

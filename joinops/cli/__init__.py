@@ -17,10 +17,21 @@ def build_parser() -> argparse.ArgumentParser:
         prog="joinops",
         description="Move Kubernetes nodes between kubeadm clusters, safely.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in _commands():
         module.register(sub)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (the image's label and the chart's appVersion)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("joinops")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
 
 
 def _commands() -> list[ModuleType]:
