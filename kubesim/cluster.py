@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 from kubesim import objects
 from kubesim.api import Api, Request, Response, error_response
+from kubesim.behaviours import static_pods
 from kubesim.behaviours.eviction import Evictions
 from kubesim.clock import rfc3339
 from kubesim.faults import Faults
@@ -108,6 +109,7 @@ class Cluster:
         self.destroyed = False
         self._reachable = True
         self.hosts: dict[str, Host] = {}  # node name -> machine, for nodes with a kubelet
+        self.api_server_port = static_pods.API_SERVER_PORT  # kube-apiserver --secure-port
         self.uploaded_cert_keys: dict[str, float] = {}  # certificate key -> expiry (world time)
         self.api = Api(self)
         self.evictions = Evictions(self)
@@ -211,7 +213,10 @@ class Cluster:
                 taints=spec.taints,
                 unschedulable=spec.unschedulable,
             )
-            return self.store.create(NODES, obj)
+            entry = self.store.create(NODES, obj)
+            if spec.role == "control-plane":
+                static_pods.add_control_plane_pods(self, host, ready=spec.ready)
+            return entry
 
     def add_nodes(self, n: int, prefix: str = "w", start: int = 1, **kwargs: Any) -> list[str]:
         """``n`` nodes named ``{prefix}-{i}`` (NodeSpec keyword arguments apply to all)."""
@@ -223,20 +228,31 @@ class Cluster:
         return names
 
     def register_host(self, host: Host, control_plane: bool) -> None:
-        """A host that joined: its Node registers NotReady, then its kubelet reports Ready."""
+        """A host that joined: its Node registers NotReady, then its kubelet reports Ready.
+
+        A control plane, as kubeadm does it: the kubelet starts (the node turns Ready) before
+        the control-plane-join phase adds the etcd member, starts the static pods and marks the
+        node (`World.control_plane_phase_seconds` after Ready; `World.hold_control_plane_phase`
+        holds it)."""
         with self.lock:
-            host.role = "control-plane" if control_plane else "worker"
+            host.role = "worker"  # the control-plane label comes with the control-plane phase
             host.cluster = self.name
             host.kubelet_running = True
             host.history.append(self.name)
             self.hosts[host.name] = host
             obj = objects.node_object(host, self._pod_cidr(), "not-ready", self.now())
             self.store.create(NODES, obj)
-            self.world.schedule(self.world.node_ready_seconds, lambda: self._node_ready(host))
+            self.world.schedule(
+                self.world.node_ready_seconds, lambda: self._node_ready(host, control_plane)
+            )
 
-    def _node_ready(self, host: Host) -> None:
+    def _node_ready(self, host: Host, control_plane: bool = False) -> None:
         if self.hosts.get(host.name) is host and host.kubelet_running:
             self.set_node_state(host.name, "ready")
+            if control_plane:
+                self.world.control_plane_phase(
+                    lambda: static_pods.finish_control_plane_join(self, host)
+                )
 
     def set_node_state(self, name: str, state: str) -> None:
         """ready, not-ready or unknown: conditions and the lifecycle taints that go with it."""
@@ -251,6 +267,7 @@ class Cluster:
             if host is not None:
                 host.kubelet_running = False
             self.set_node_state(name, "unknown")
+            static_pods.set_ready(self, name, False)  # the node controller marks them NotReady
 
     def start_kubelet(self, name: str) -> None:
         with self.lock:
@@ -259,6 +276,7 @@ class Cluster:
                 raise KeyError(f"{name} has no kubelet in {self.name}")
             host.kubelet_running = True
             self.set_node_state(name, "ready")
+            static_pods.set_ready(self, name, True)
             for entry in self.store.list(PODS):
                 if entry.obj.get("spec", {}).get("nodeName") == name:
                     self.world.behaviours.kubelet.pod_changed(self, entry)

@@ -191,10 +191,19 @@ def test_worker_joins_as_control_plane_with_uploaded_certs(
     config = join_configuration(
         "cp.clusterB.test:6443", TOKEN, [b.ca_cert_hash], "a-w-1", certificate_key=key
     )
+    world.hold_control_plane_phase()
     start_agent(a, "a-w-1", config)
     b.wait_for(lambda: ready(b, "a-w-1"))
+    # kubeadm: the kubelet (node Ready) before the control-plane-join phase
+    assert "node-role.kubernetes.io/control-plane" not in b.node("a-w-1")["metadata"]["labels"]
+    assert b.pod("kube-system", "etcd-a-w-1") is None
+    world.hold_control_plane_phase(False)
+    b.wait_for(lambda: "node-role.kubernetes.io/control-plane" in b.node("a-w-1")["metadata"]["labels"])
     node = b.node("a-w-1")
-    assert node["metadata"]["labels"]["node-role.kubernetes.io/control-plane"] == ""
+    for component in ("etcd", "kube-apiserver"):
+        pod = b.pod("kube-system", f"{component}-a-w-1")
+        assert pod["metadata"]["annotations"]["kubernetes.io/config.mirror"]
+        assert any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"]["conditions"])
     assert {t["key"] for t in node["spec"]["taints"]} == {"node-role.kubernetes.io/control-plane"}
     assert sorted(b.control_plane_nodes()) == ["a-w-1", "b-cp-1"]
 
