@@ -118,6 +118,18 @@ class KubeCluster:
         nodes = self.call("list", "nodes", self.core.list_node, label_selector=CONTROL_PLANE_LABEL)
         return [node_facts(node) for node in nodes.items]
 
+    def control_plane_pods(self) -> dict[str, bool]:
+        """kube-system's control-plane pods (kubeadm's `tier=control-plane` static pods, as
+        mirrored): name -> Running and Ready. One call."""
+        pods = self.call(
+            "list",
+            "pods (kube-system, tier=control-plane)",
+            self.core.list_namespaced_pod,
+            "kube-system",
+            label_selector="tier=control-plane",
+        )
+        return {pod.metadata.name: pod_running_ready(pod) for pod in pods.items}
+
     def has_nodes_besides(self, name: str) -> bool:
         """Is there any node other than `name`? Reads at most two nodes."""
         page = self.call("list", "nodes", self.core.list_node, limit=2)
@@ -170,6 +182,13 @@ def node_facts(node: Any) -> NodeFacts:
         ready=ready,
         unschedulable=bool(node.spec and node.spec.unschedulable),
     )
+
+
+def pod_running_ready(pod: Any) -> bool:
+    status = pod.status
+    if status is None or status.phase != "Running" or pod.metadata.deletion_timestamp:
+        return False
+    return any(c.type == "Ready" and c.status == "True" for c in status.conditions or [])
 
 
 def _status_message(e: ApiException) -> str:

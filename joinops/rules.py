@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from joinops import messages
+from joinops import messages, safety_texts
 from joinops.asks import MigrationAsk
 from joinops.errors import ClusterError
 from joinops.findings import Finding, Severity, ordered, refusals
 from joinops.kube import KubeCluster
 from joinops.model import ClusterFacts, NodeFacts, Role, Version
+from joinops.quorum import unhealthy_peers
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,10 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
             findings.extend(last_cp)
         findings.extend(_node_state(ask, node))
         findings.extend(_etcd_removal(ask, node, source_cp, destroys))
+        findings.extend(_quorum(ask, node, source_cp, source, destroys))
     if node is not None and target_facts is not None:
         findings.extend(_versions(ask, node, target_facts.version))
+        findings.extend(_kubeadm_minor(ask, node, target_facts.version))
         findings.extend(_control_plane_join(ask, target_facts))
         findings.extend(_similar(ask, node, target_facts))
     return Verdict(ask, ordered(findings), node, target_facts, destroys)
@@ -130,9 +133,43 @@ def _etcd_removal(
     if not node.is_control_plane or destroys:
         return []
     remaining = len([cp for cp in control_planes if cp.name != node.name])
+    if remaining == 1:
+        text = safety_texts.etcd_single_member_left(ask.node, ask.source)
+        return [_warn("etcd-no-fault-tolerance", text)]
     if remaining > 0 and remaining % 2 == 0:
         text = messages.etcd_even_after_removal(ask.node, ask.source, remaining)
         return [_warn("etcd-even", text)]
+    return []
+
+
+def _quorum(
+    ask: MigrationAsk,
+    node: NodeFacts,
+    control_planes: list[NodeFacts],
+    source: KubeCluster,
+    destroys: bool,
+) -> list[Finding]:
+    """Every other control plane, and its etcd and kube-apiserver, must be Ready."""
+    if not node.is_control_plane or destroys:
+        return []
+    try:
+        problems = unhealthy_peers(source, node.name, control_planes)
+    except ClusterError as e:
+        return [_unusable(source.name, e)]
+    if not problems:
+        return []
+    return [_refuse("etcd-quorum", safety_texts.quorum_at_risk(ask.node, ask.source, problems))]
+
+
+def _kubeadm_minor(ask: MigrationAsk, node: NodeFacts, api: Version) -> list[Finding]:
+    """kubeadm: a control-plane join needs kubeadm of the control plane's minor."""
+    kubelet = node.kubelet_version
+    if ask.role is Role.CONTROL_PLANE and (kubelet.major, kubelet.minor + 1) == (
+        api.major,
+        api.minor,
+    ):
+        text = safety_texts.control_plane_one_minor_behind(ask.node, kubelet, ask.target, api)
+        return [_warn("kubeadm-minor-behind", text)]
     return []
 
 

@@ -198,12 +198,16 @@ def test_worker_joins_as_control_plane_with_uploaded_certs(
     assert "node-role.kubernetes.io/control-plane" not in b.node("a-w-1")["metadata"]["labels"]
     assert b.pod("kube-system", "etcd-a-w-1") is None
     world.hold_control_plane_phase(False)
-    b.wait_for(lambda: "node-role.kubernetes.io/control-plane" in b.node("a-w-1")["metadata"]["labels"])
+    b.wait_for(
+        lambda: "node-role.kubernetes.io/control-plane" in b.node("a-w-1")["metadata"]["labels"]
+    )
     node = b.node("a-w-1")
     for component in ("etcd", "kube-apiserver"):
         pod = b.pod("kube-system", f"{component}-a-w-1")
         assert pod["metadata"]["annotations"]["kubernetes.io/config.mirror"]
-        assert any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"]["conditions"])
+        assert any(
+            c["type"] == "Ready" and c["status"] == "True" for c in pod["status"]["conditions"]
+        )
     assert {t["key"] for t in node["spec"]["taints"]} == {"node-role.kubernetes.io/control-plane"}
     assert sorted(b.control_plane_nodes()) == ["a-w-1", "b-cp-1"]
 
