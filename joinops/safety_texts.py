@@ -83,11 +83,17 @@ def control_plane_waiting(node: str, target: str, missing: list[str]) -> str:
     return f"`{node}` is Ready in {target}; waiting for its control plane: {', '.join(missing)}."
 
 
-def control_plane_incomplete(node: str, target: str, missing: list[str]) -> str:
+def control_plane_incomplete(
+    node: str, target: str, missing: list[str], unit: str, request_id: str
+) -> str:
     return (
-        f"`{node}` registered in {target} but its control plane never completed "
-        f"({', '.join(missing)}): kubeadm's control-plane-join phase (etcd member, static "
-        f"pods, control-plane label) did not finish"
+        f"`{node}` registered and turned Ready in {target}, but its control plane did not "
+        f"complete in time ({', '.join(missing)}): kubeadm's control-plane-join phase (etcd "
+        f"member, static pods, control-plane label) has not finished. It has left the source. "
+        f"How to look: on the host, `journalctl -u {unit}`; in {target}, `kubectl -n "
+        f"kube-system get pods -o wide | grep {node}` and `kubectl get node {node}`. Do not "
+        f"move another control plane of {target} until this one is healthy. Then "
+        f"`/join retry {request_id}` to check again."
     )
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from joinops import capins
 from joinops import ignition_request as ir
 from joinops import ignition_texts as texts
 from joinops.byo import ResolvedByo, parse_byo, resolve_byo
@@ -42,7 +43,6 @@ from joinops.joinmaterial import (
     KUBEADM_CERTS_LIFETIME,
     BootstrapToken,
     join_configuration,
-    join_endpoint,
     new_bootstrap_token,
     new_certificate_key,
 )
@@ -110,6 +110,13 @@ class Created:
 # --- preparing: reads only ---
 
 
+def _cluster_info(cluster: KubeCluster) -> capins.ClusterInfo:
+    try:
+        return capins.read(cluster)
+    except capins.ClusterInfoProblem as e:
+        raise Refused(str(e)) from e
+
+
 def prepare(cluster: KubeCluster, ask: IgnitionAsk) -> Prepared:
     """Read the cluster, mint the secrets locally, build and validate the file."""
     facts = cluster.facts()
@@ -120,7 +127,8 @@ def prepare(cluster: KubeCluster, ask: IgnitionAsk) -> Prepared:
     ready = [cp.name for cp in facts.control_planes if cp.ready]
     if control_plane and not ready:
         raise Refused(texts.no_ready_control_plane(cluster.name))
-    endpoint = join_endpoint(facts.control_plane_endpoint, facts.server)
+    info = _cluster_info(cluster)
+    endpoint = info.endpoint(facts.control_plane_endpoint)
     token = new_bootstrap_token()
     certificate_key = new_certificate_key() if control_plane else None
     byo = ask.byo.config if ask.byo else None
@@ -129,7 +137,7 @@ def prepare(cluster: KubeCluster, ask: IgnitionAsk) -> Prepared:
         kubeadm_version=reader_version(ask.byo, facts.version),
         endpoint=endpoint,
         token=token,
-        ca_hash=material.target_ca_hash(cluster),
+        ca_hashes=info.ca_hashes,
         node_name=None,
         certificate_key=certificate_key,
         bind_port=bind_port,
