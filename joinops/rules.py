@@ -2,14 +2,15 @@
 
 `check()` is called when a request is made and again right before a migration acts. It reads the
 clusters in a constant number of API calls (get by name, control planes by label selector, at
-most two nodes for the last-control-plane rule) and depends on nothing but its arguments.
+most two nodes for the last-control-plane rule, the control-plane mirror pods by label selector
+for the etcd quorum guard, the target's cluster-info by name) and depends on nothing but its arguments.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from joinops import messages, safety_texts
+from joinops import capins, messages, safety_texts
 from joinops.asks import MigrationAsk
 from joinops.errors import ClusterError
 from joinops.findings import Finding, Severity, ordered, refusals
@@ -57,6 +58,7 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
         target_facts = target.facts()
         if target.get_node(ask.node) is not None:
             findings.append(_refuse("name-taken", messages.name_taken(ask.node, ask.target)))
+        findings.extend(_cluster_info(target))
     except ClusterError as e:
         findings.append(_unusable(target.name, e))
     destroys = False
@@ -139,6 +141,15 @@ def _etcd_removal(
     if remaining > 0 and remaining % 2 == 0:
         text = messages.etcd_even_after_removal(ask.node, ask.source, remaining)
         return [_warn("etcd-even", text)]
+    return []
+
+
+def _cluster_info(target: KubeCluster) -> list[Finding]:
+    """The node finds and trusts the target through kube-public/cluster-info: it must be there."""
+    try:
+        capins.read(target)
+    except capins.ClusterInfoProblem as e:
+        return [_refuse("cluster-info", str(e))]
     return []
 
 
