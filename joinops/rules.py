@@ -3,7 +3,8 @@
 `check()` is called when a request is made and again right before a migration acts. It reads the
 clusters in a constant number of API calls (get by name, control planes by label selector, at
 most two nodes for the last-control-plane rule, the control-plane mirror pods by label selector
-for the etcd quorum guard, the target's cluster-info by name) and depends on nothing but its arguments.
+for the etcd quorum guard, the target's cluster-info by name) and depends on nothing but its
+arguments.
 """
 
 from __future__ import annotations

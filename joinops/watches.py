@@ -24,6 +24,7 @@ from joinops.kube import KubeCluster
 
 RELIST_STATUSES = frozenset({410, 504})
 MAX_WATCH_SECONDS = 30.0
+BEHIND_BACKOFF_SECONDS = 0.5  # after a 504 the cache is behind: do not hammer it (Retry-After 1)
 
 Matches = Callable[[Any], bool]
 Relist = Callable[[], tuple[list[Any], str]]  # the objects now, and the version to watch from
@@ -66,6 +67,8 @@ def wait_for(
         except ApiException as e:
             if should_relist(e):
                 resource_version = None
+                if e.status == 504:
+                    time.sleep(min(BEHIND_BACKOFF_SECONDS, max(0.0, deadline - clock())))
                 continue
             raise cluster._translate("watch", what, e) from e
         except (urllib3.exceptions.HTTPError, OSError) as e:

@@ -22,6 +22,7 @@ from kubesim.hosts import CONTROL_PLANE_LABEL, Host, NodeSpec
 from kubesim.kubeadm import cluster_configuration, normalise_endpoint
 from kubesim.kubeconfig import client_kubeconfig, cluster_info_kubeconfig, dump
 from kubesim.pki import CertificateAuthority, server_context
+from kubesim.proxy import Proxy
 from kubesim.rbac import Rbac
 from kubesim.resources import (
     CONFIGMAPS,
@@ -116,6 +117,8 @@ class Cluster:
         self._pod_ips = 0
         self._node_count = 0
         self._ca_file: str | None = None
+        self.proxy: Proxy | None = None  # clients reach the cluster through it (add_proxy)
+        self.kubeconfig_extra_cas: list[bytes] = []  # put before the CA in client kubeconfigs
         self._seed()
 
     # ---- identity ----------------------------------------------------------------------
@@ -160,14 +163,16 @@ class Cluster:
                 "kube-system", "kubeadm-config", {"ClusterConfiguration": config}
             ),
         )
-        info_server = (
-            f"https://{self.control_plane_endpoint}" if self.control_plane_endpoint else self.server
-        )
-        kubeconfig = cluster_info_kubeconfig(info_server, self.ca.cert_pem)
+        kubeconfig = cluster_info_kubeconfig(self._cluster_info_server(), self.ca.cert_pem)
         self.store.create(
             CONFIGMAPS,
             objects.configmap_object("kube-public", "cluster-info", {"kubeconfig": kubeconfig}),
         )
+
+    def _cluster_info_server(self) -> str:
+        if self.control_plane_endpoint:
+            return f"https://{self.control_plane_endpoint}"
+        return self.server
 
     # ---- nodes -------------------------------------------------------------------------
     def _new_host(self, spec: NodeSpec) -> Host:
@@ -588,10 +593,14 @@ class Cluster:
     def start(self) -> None:
         if self.reachable:
             self._http.start()
+        if self.proxy is not None:
+            self.proxy.start()
 
     def stop(self) -> None:
         self.store.close_watches()
         self._http.stop()
+        if self.proxy is not None:
+            self.proxy.stop()
 
     # ---- HTTP side ---------------------------------------------------------------------
     def serve(self, req: Request) -> Response:
@@ -642,9 +651,42 @@ class Cluster:
         ]
 
     # ---- kubeconfig --------------------------------------------------------------------
+    def add_proxy(self) -> Proxy:
+        """A TLS-terminating proxy in front of the API server, with a CA of its own; client
+        kubeconfigs (`kubeconfig_dict`, `api_client`) go through it from now on, while
+        cluster-info keeps the cluster's own server and CA."""
+        with self.lock:
+            if self.proxy is None:
+                self.proxy = Proxy(self)
+                if self.world.started:
+                    self.proxy.start()
+            return self.proxy
+
+    def set_cluster_info_cas(self, extra_pems: list[bytes]) -> None:
+        """cluster-info's CA data becomes a bundle: the cluster's CA, then `extra_pems` (a CA
+        rotation under way). The bootstrap signer signs it again."""
+        with self.lock:
+            bundle = self.ca.cert_pem + b"".join(extra_pems)
+            kubeconfig = cluster_info_kubeconfig(self._cluster_info_server(), bundle)
+
+            def rewrite(obj: dict[str, Any]) -> None:
+                obj["data"] = {"kubeconfig": kubeconfig}  # old signatures no longer match
+
+            self.store.mutate(CONFIGMAPS, "kube-public", "cluster-info", rewrite)
+
+    @property
+    def client_server(self) -> str:
+        return self.proxy.server if self.proxy else self.server
+
+    @property
+    def client_ca_pem(self) -> bytes:
+        """The CA data a client kubeconfig carries (a bundle when extra CAs are set)."""
+        own = self.proxy.ca_pem if self.proxy else self.ca.cert_pem
+        return b"".join(self.kubeconfig_extra_cas) + own
+
     def kubeconfig_dict(self, context: str | None = None) -> dict[str, Any]:
         name = context or self.name
-        return client_kubeconfig([(name, self.server, self.ca.cert_pem, self.token)], name)
+        return client_kubeconfig([(name, self.client_server, self.client_ca_pem, self.token)], name)
 
     def write_kubeconfig(self, path: str | Path, context: str | None = None) -> Path:
         target = Path(path)
@@ -656,8 +698,13 @@ class Cluster:
         from kubernetes import client
 
         config = client.Configuration()
-        config.host = self.server
-        config.ssl_ca_cert = self.ca_file
+        config.host = self.client_server
+        if self.proxy or self.kubeconfig_extra_cas:
+            path = Path(self.world.tmpdir, f"{self.name}-client-ca.crt")
+            path.write_bytes(self.client_ca_pem)
+            config.ssl_ca_cert = str(path)
+        else:
+            config.ssl_ca_cert = self.ca_file
         config.api_key = {"authorization": self.token}
         config.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(config)

@@ -268,7 +268,9 @@ class World:
 
     # ---- kubeconfig --------------------------------------------------------------------
     def kubeconfig_dict(self, current: str | None = None) -> dict[str, Any]:
-        entries = [(c.name, c.server, c.ca.cert_pem, c.token) for c in self.clusters.values()]
+        entries = [
+            (c.name, c.client_server, c.client_ca_pem, c.token) for c in self.clusters.values()
+        ]
         return client_kubeconfig(entries, current)
 
     def write_kubeconfig(self, path: str | Path, current: str | None = None) -> Path:

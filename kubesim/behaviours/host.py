@@ -3,19 +3,24 @@ that resets a host and joins it to another cluster."""
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import yaml
+from cryptography import x509
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.serialization import Encoding
 
 from kubesim import objects
 from kubesim.behaviours.signer import JWS_PREFIX, TOKEN_PREFIX, TOKEN_RE, expired, token_fields
 from kubesim.jws import verify_detached
 from kubesim.kubeadm import JoinConfig, find_join_configuration, normalise_endpoint
 from kubesim.objects import node_state, parse_version
+from kubesim.pki import ca_cert_hash
 from kubesim.resources import CONFIGMAPS, NODES, PODS, SECRETS
 from kubesim.store import Entry
 
@@ -41,6 +46,17 @@ CERT_FILES = (
     "sa.key",
     "sa.pub",
 )
+
+
+def cluster_info_ca_hashes(kubeconfig: str) -> list[str]:
+    """The `sha256:` pins of every CA certificate in cluster-info's kubeconfig."""
+    try:
+        doc = yaml.safe_load(kubeconfig)
+        data = doc["clusters"][0]["cluster"]["certificate-authority-data"]
+        certs = x509.load_pem_x509_certificates(base64.b64decode(data))
+    except (yaml.YAMLError, KeyError, IndexError, TypeError, ValueError):
+        return []
+    return [ca_cert_hash(cert.public_bytes(Encoding.PEM)) for cert in certs]
 
 
 def command_lines(pod: dict[str, Any]) -> list[str]:
@@ -362,10 +378,11 @@ class HostAgent:
             return ""
         if not cfg.ca_cert_hashes:
             return "discovery: neither caCertHashes nor unsafeSkipCAVerification are set"
-        if target.ca_cert_hash not in cfg.ca_cert_hashes:
+        found = cluster_info_ca_hashes(data.get("kubeconfig", ""))
+        if not any(h in cfg.ca_cert_hashes for h in found):  # kubeadm: pubKeyPins.CheckAny
             return (
                 "cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "
-                f'"{target.ca_cert_hash}" are pinned'
+                f'"{", ".join(found)}" are pinned'
             )
         return ""
 
