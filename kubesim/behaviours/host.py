@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from kubesim import objects
+from kubesim.behaviours.host_cleanup import cleanup_between_reset_and_join
 from kubesim.behaviours.signer import JWS_PREFIX, TOKEN_PREFIX, TOKEN_RE, expired, token_fields
 from kubesim.jws import verify_detached
 from kubesim.kubeadm import JoinConfig, find_join_configuration, normalise_endpoint
@@ -146,6 +147,7 @@ class JoinAttempt:
     source: str
     config: JoinConfig
     profile: str  # kubeadm or ock
+    cleanup: list[str]  # what the unit removes between reset and join
 
 
 class HostAgent:
@@ -166,7 +168,7 @@ class HostAgent:
         )
         if not profile:
             return False
-        return self._agent(cluster, host, pod, profile)
+        return self._agent(cluster, host, pod, profile, text)
 
     # ---- upload-certs ------------------------------------------------------------------
     def _upload_certs(self, cluster: Cluster, host: Host, pod: dict[str, Any], text: str) -> None:
@@ -252,7 +254,9 @@ class HostAgent:
                         cluster.store.remove(SECRETS, "kube-system", CERTS_SECRET)
 
     # ---- node agent --------------------------------------------------------------------
-    def _agent(self, cluster: Cluster, host: Host, pod: dict[str, Any], profile: str) -> bool:
+    def _agent(
+        self, cluster: Cluster, host: Host, pod: dict[str, Any], profile: str, text: str
+    ) -> bool:
         ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
         kubelet = self.world.behaviours.kubelet
         problems = agent_problems(pod)
@@ -266,7 +270,8 @@ class HostAgent:
             return True
         assert config is not None
         kubelet.set_running(cluster, host, ns, name)
-        attempt = JoinAttempt(host, cluster.name, config, profile)
+        cleanup = cleanup_between_reset_and_join(text) if profile == "kubeadm" else []
+        attempt = JoinAttempt(host, cluster.name, config, profile, cleanup)
         self.world.schedule(self.world.pod_start_seconds, lambda: self.reset(cluster, attempt))
         return True
 
@@ -308,6 +313,10 @@ class HostAgent:
                 if entry.obj.get("spec", {}).get("nodeName") == host.name:
                     cluster.store.remove(PODS, entry.meta["namespace"], entry.meta["name"])
             self.world.record_event(cluster.name, "host-reset", host.name, attempt.profile)
+            for what in attempt.cleanup:
+                if what in host.leftovers:
+                    host.leftovers.remove(what)
+                    host.cleaned.append(what)
             if was_control_plane and not others:
                 cluster.destroy()
         self.world.schedule(self.world.join_seconds, lambda: self.join(attempt))

@@ -78,6 +78,7 @@ def test_every_ca_of_a_cluster_info_bundle_is_pinned(world, make_ctx):
 
 def test_a_504_too_large_resource_version_on_the_cluster_info_watch_does_not_fail(world, make_ctx):
     b = world.cluster("clusterB")
+    world.signer_delay_seconds = 3.0  # the agent step has to watch for the signature
     b.faults.add_too_large_resource_version(path_contains="configmaps", times=3)
     ctx = make_ctx()
     request = approved_request(ctx, "a-w-1", "clusterA", "clusterB")
@@ -144,3 +145,17 @@ def _ready(cluster, name: str) -> bool:  # type: ignore[no-untyped-def]
     node = cluster.node(name)
     conditions = (node or {}).get("status", {}).get("conditions", [])
     return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def test_the_unit_cleans_what_kubeadm_reset_leaves_between_reset_and_join(world, make_ctx):
+    ctx = make_ctx()
+    request = approved_request(ctx, "a-w-1", "clusterA", "clusterB")
+    host = world.host("a-w-1")
+    assert "/etc/cni/net.d/10-calico.conflist" in host.leftovers  # the source's CNI
+    assert run_request(ctx, request.id) is State.SUCCEEDED, outcome(ctx, request)
+    assert host.cleaned == [
+        "/etc/cni/net.d/10-calico.conflist",
+        "iptables KUBE-* chains",
+        "/root/.kube/config",
+    ]
+    assert host.leftovers == []
