@@ -160,12 +160,14 @@ def prepare_join_material(run: Run) -> str:
 
 def _mint_token(run: Run, ttl: timedelta) -> BootstrapToken:
     token = new_bootstrap_token()
-    minted = [*run.memory("join-material").get("token_ids", []), token.id]
+    memory = run.memory("join-material")
+    minted = [*memory.get("token_ids", []), token.id]
     # Remember the id before creating the Secret: whatever happens next, it can be deleted.
     run.remember(
         "join-material",
         token_id=token.id,
         token_ids=minted,
+        minted_ids=[*memory.get("minted_ids", []), token.id],
         token_expires_at=run.ctx.clock() + ttl.total_seconds(),
     )
     material.create_token(
@@ -189,7 +191,7 @@ def _upload_host(run: Run, control_planes: tuple[Any, ...]) -> str:
 
 def undo_join_material(run: Run) -> None:
     """Delete every token this request minted and the agent's Secret."""
-    delete_tokens(run)
+    delete_tokens(run, every=True)
     _quietly(
         lambda: material.delete_quietly(
             run.source, run.namespace, "secret", agent.join_secret_name(run.id)
@@ -197,9 +199,16 @@ def undo_join_material(run: Run) -> None:
     )
 
 
-def delete_tokens(run: Run) -> None:
-    """Delete every token this request minted, by the ids it remembered (no list needed)."""
-    for token_id in run.memory("join-material").get("token_ids", []):
+def delete_tokens(run: Run, every: bool = False) -> None:
+    """Delete the tokens this request minted, by the ids it remembered (no list needed).
+
+    `every`: also those deleted before. A create that timed out may still have succeeded on the
+    server after an earlier delete found nothing (404): the end of a request deletes them all."""
+    memory = run.memory("join-material")
+    ids = list(memory.get("token_ids", []))
+    if every:
+        ids += [i for i in memory.get("minted_ids", []) if i not in ids]
+    for token_id in ids:
         material.delete_token(run.target, token_id)
     run.remember("join-material", token_ids=[])
 
@@ -376,7 +385,7 @@ def cleanup(run: Run) -> str:
             action()
         except ClusterUnreachable:
             notes.append(messages.leftover(what, request.source))
-    delete_tokens(run)
+    delete_tokens(run, every=True)
     _label(run)
     return messages.cleaned_up(request, source_gone, notes)
 
@@ -407,7 +416,7 @@ def _label(run: Run) -> None:
 
 def after_failure(run: Run) -> None:
     """Past the point of no return, only the token is worth removing (it can add nodes)."""
-    _quietly(lambda: delete_tokens(run))
+    _quietly(lambda: delete_tokens(run, every=True))
 
 
 def _quietly(action: Callable[[], None]) -> None:
