@@ -159,3 +159,14 @@ def test_the_unit_cleans_what_kubeadm_reset_leaves_between_reset_and_join(world,
         "/root/.kube/config",
     ]
     assert host.leftovers == []
+
+
+def test_a_504_too_large_resource_version_on_the_drain_watch_relists(world, make_ctx):
+    a = world.cluster("clusterA")
+    a.add_pod("a-w-1", "web-0", labels={"app": "web"}, owner_kind="ReplicaSet")
+    a.faults.add_too_large_resource_version(path_contains="/pods?", times=2)
+    ctx = make_ctx()
+    request = approved_request(ctx, "a-w-1", "clusterA", "clusterB")
+    assert run_request(ctx, request.id) is State.SUCCEEDED, outcome(ctx, request)
+    assert 1 <= len([r for r in a.requests if r.status == 504]) <= 2
+    assert a.pod("default", "web-0") is None
