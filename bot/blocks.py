@@ -23,10 +23,10 @@ from slack_sdk.models.blocks import (
 )
 
 from bot import texts
-from joinops.cli.clusters_cmd import ClusterRow
 from joinops.plan import STEP_IDS
 from joinops.steprecords import StepRecord
 from joinops.store import Request
+from joinops.survey import ClusterRow
 
 APPROVE_ACTION = "join_approve"
 REJECT_ACTION = "join_reject"

@@ -32,7 +32,6 @@ from joinops import batch as batches
 from joinops import ignition_request as ir
 from joinops.asks import MigrationAsk, validate_ask
 from joinops.audit import Action
-from joinops.cli.clusters_cmd import survey
 from joinops.errors import ConfigError, UsageError
 from joinops.events import Event, EventKind
 from joinops.findings import refusals
@@ -42,6 +41,7 @@ from joinops.messages import cancelled as cancelled_outcome
 from joinops.queue import enqueue_batch_advance, schedule_expiry
 from joinops.rules import check
 from joinops.store import Request
+from joinops.survey import survey
 
 log = logging.getLogger(__name__)
 

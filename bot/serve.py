@@ -131,7 +131,7 @@ def run(
         )
     bot = assemble(settings)
     if metrics_port:
-        metrics.serve(metrics_port, bot.ctx.redis)
+        metrics.serve(metrics_port, bot.ctx.redis, bot.ctx.store.active)
     stopping = threading.Event()
     _stop_on_signals(stopping.set)
     bot.relay.start()

@@ -6,64 +6,20 @@ most often breaks, each reported as one line naming where it is. Sections joinop
 
 - `problems(config)`: a complete config, version exactly 3.4.0.
 - `fragment_problems(config)`: an extra Ignition to merge (any 3.x version up to 3.4.0).
-- `decode_data_url(url)`: the bytes of a `data:` URL (RFC 2397), ValueError when malformed.
+
+The keys each object may hold are in ignition_schema; unit-file syntax is ignition_unit_syntax.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import gzip
 import posixpath
-import re
 from typing import Any
-from urllib.parse import unquote_to_bytes, urlsplit
+from urllib.parse import urlsplit
 
-SPEC_VERSION = "3.4.0"
-FRAGMENT_VERSIONS = ("3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.4.0")
-UNIT_SUFFIXES = (
-    ".service",
-    ".socket",
-    ".device",
-    ".mount",
-    ".automount",
-    ".swap",
-    ".target",
-    ".path",
-    ".timer",
-    ".snapshot",
-    ".slice",
-    ".scope",
-)
-URL_SCHEMES = ("data", "http", "https", "tftp", "s3", "gs", "arn")
-_TOP = {"ignition", "kernelArguments", "passwd", "storage", "systemd"}
-_IGNITION = {"version", "config", "proxy", "security", "timeouts"}
-_NODE = {"path", "overwrite", "user", "group"}
-_FILE = _NODE | {"contents", "append", "mode"}
-_DIRECTORY = _NODE | {"mode"}
-_LINK = _NODE | {"target", "hard"}
-_RESOURCE = {"source", "compression", "httpHeaders", "verification"}
-_UNIT = {"name", "enabled", "mask", "contents", "dropins"}
-_DROPIN = {"name", "contents"}
-_USER = {
-    "name",
-    "passwordHash",
-    "sshAuthorizedKeys",
-    "uid",
-    "gecos",
-    "homeDir",
-    "noCreateHome",
-    "primaryGroup",
-    "groups",
-    "noUserGroup",
-    "noLogInit",
-    "shell",
-    "system",
-    "shouldExist",
-}
-_GROUP = {"name", "gid", "passwordHash", "system", "shouldExist"}
-_HASH = re.compile(r"^(sha512-[0-9a-f]{128}|sha256-[0-9a-f]{64})$")
-_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+from joinops import ignition_schema as schema
+from joinops.ignition_files import decode_data_url
+from joinops.ignition_unit_syntax import unit_text_problems
 
 
 class IgnitionInvalid(ValueError):
@@ -90,24 +46,6 @@ def fragment_problems(config: Any) -> list[str]:
     return _Checker(fragment=True).run(config)
 
 
-def decode_data_url(url: str) -> bytes:
-    """The payload of `data:[<mediatype>][;base64],<data>`."""
-    if not url.startswith("data:"):
-        raise ValueError("not a data URL")
-    header, comma, payload = url[5:].partition(",")
-    if not comma:
-        raise ValueError("a data URL needs a ',' before its data")
-    if _BAD_PERCENT.search(payload):
-        raise ValueError("bad percent-encoding")
-    raw = unquote_to_bytes(payload)
-    if header.lower().endswith(";base64"):
-        try:
-            return base64.b64decode(raw, validate=True)
-        except (binascii.Error, ValueError) as e:
-            raise ValueError(f"bad base64 ({e})") from None
-    return raw
-
-
 class _Checker:
     def __init__(self, fragment: bool) -> None:
         self.fragment = fragment
@@ -116,7 +54,7 @@ class _Checker:
     def run(self, config: Any) -> list[str]:
         if not isinstance(config, dict):
             return ["the config must be a JSON object"]
-        self._keys(config, _TOP, "")
+        self._keys(config, schema.TOP_KEYS, "")
         self._ignition(config.get("ignition"))
         if "storage" in config:
             self._storage(config["storage"])
@@ -169,18 +107,18 @@ class _Checker:
             if value is None:
                 self.bad("ignition.version", "is required")
             return
-        self._keys(section, _IGNITION, "ignition")
+        self._keys(section, schema.IGNITION_KEYS, "ignition")
         version = section.get("version")
         if not isinstance(version, str) or not version:
             self.bad("ignition.version", "is required")
-        elif self.fragment and version not in FRAGMENT_VERSIONS:
+        elif self.fragment and version not in schema.FRAGMENT_VERSIONS:
             self.bad(
                 "ignition.version",
                 f"{version!r} is not a spec 3 version joinops can merge "
-                f"({', '.join(FRAGMENT_VERSIONS)})",
+                f"({', '.join(schema.FRAGMENT_VERSIONS)})",
             )
-        elif not self.fragment and version != SPEC_VERSION:
-            self.bad("ignition.version", f"must be {SPEC_VERSION!r}, not {version!r}")
+        elif not self.fragment and version != schema.SPEC_VERSION:
+            self.bad("ignition.version", f"must be {schema.SPEC_VERSION!r}, not {version!r}")
         config = section.get("config")
         if isinstance(config, dict):
             for i, item in enumerate(self._list(config.get("merge"), "ignition.config.merge")):
@@ -204,13 +142,13 @@ class _Checker:
         storage = self._object(value, "storage")
         if storage is None:
             return
-        self._keys(
-            storage,
-            {"directories", "disks", "files", "filesystems", "links", "luks", "raid"},
-            "storage",
-        )
+        self._keys(storage, schema.STORAGE_KEYS, "storage")
         seen: dict[str, str] = {}
-        for kind, allowed in (("files", _FILE), ("directories", _DIRECTORY), ("links", _LINK)):
+        for kind, allowed in (
+            ("files", schema.FILE_KEYS),
+            ("directories", schema.DIRECTORY_KEYS),
+            ("links", schema.LINK_KEYS),
+        ):
             for i, item in enumerate(self._list(storage.get(kind), f"storage.{kind}")):
                 where = f"storage.{kind}[{i}]"
                 node = self._object(item, where)
@@ -283,7 +221,7 @@ class _Checker:
         obj = self._object(value, where)
         if obj is None:
             return False
-        self._keys(obj, _RESOURCE, where)
+        self._keys(obj, schema.RESOURCE_KEYS, where)
         source = obj.get("source")
         compression = obj.get("compression")
         if compression not in (None, "", "gzip"):
@@ -291,7 +229,9 @@ class _Checker:
         verification = obj.get("verification")
         if isinstance(verification, dict):
             digest = verification.get("hash")
-            if digest is not None and not (isinstance(digest, str) and _HASH.match(digest)):
+            if digest is not None and not (
+                isinstance(digest, str) and schema.VERIFICATION_HASH.match(digest)
+            ):
                 self.bad(f"{where}.verification.hash", "must be sha512-<hex> or sha256-<hex>")
         if source is None:
             if required:
@@ -301,10 +241,10 @@ class _Checker:
             self.bad(f"{where}.source", "must be a string")
             return False
         scheme = urlsplit(source).scheme
-        if scheme not in URL_SCHEMES:
+        if scheme not in schema.URL_SCHEMES:
             self.bad(
                 f"{where}.source",
-                f"unsupported URL scheme {scheme!r} (one of {', '.join(URL_SCHEMES)})",
+                f"unsupported URL scheme {scheme!r} (one of {', '.join(schema.URL_SCHEMES)})",
             )
         elif scheme == "data":
             try:
@@ -332,14 +272,16 @@ class _Checker:
             unit = self._object(item, where)
             if unit is None:
                 continue
-            self._keys(unit, _UNIT, where)
+            self._keys(unit, schema.UNIT_KEYS, where)
             name = unit.get("name")
             if not isinstance(name, str) or not name:
                 self.bad(where, "name is required")
                 continue
             where = f"{where} ({name})"
-            if "/" in name or not name.endswith(UNIT_SUFFIXES):
-                self.bad(where, f"invalid unit name (a name ending in {', '.join(UNIT_SUFFIXES)})")
+            if "/" in name or not name.endswith(schema.UNIT_SUFFIXES):
+                self.bad(
+                    where, f"invalid unit name (a name ending in {', '.join(schema.UNIT_SUFFIXES)})"
+                )
             if name in names:
                 self.bad(where, "duplicate unit")
             names.add(name)
@@ -353,7 +295,7 @@ class _Checker:
                 dropin = self._object(raw, dwhere)
                 if dropin is None:
                     continue
-                self._keys(dropin, _DROPIN, dwhere)
+                self._keys(dropin, schema.DROPIN_KEYS, dwhere)
                 dname = dropin.get("name")
                 if not isinstance(dname, str) or not dname.endswith(".conf") or "/" in dname:
                     self.bad(dwhere, "a drop-in name ends in .conf")
@@ -368,33 +310,15 @@ class _Checker:
         if not isinstance(text, str):
             self.bad(where, "must be a string")
             return
-        section = False
-        continued = False
-        for number, line in enumerate(text.splitlines(), 1):
-            stripped = line.strip()
-            if continued:
-                continued = stripped.endswith("\\")
-                continue
-            if not stripped or stripped[0] in "#;":
-                continue
-            if stripped.startswith("["):
-                if not stripped.endswith("]") or len(stripped) < 3:
-                    self.bad(where, f"line {number}: malformed section header {stripped!r}")
-                section = True
-                continue
-            key, eq, _ = stripped.partition("=")
-            if not eq or not key.strip():
-                self.bad(where, f"line {number}: expected Key=Value, got {stripped!r}")
-            elif not section:
-                self.bad(where, f"line {number}: {key.strip()}= comes before any [Section]")
-            continued = stripped.endswith("\\")
+        for problem in unit_text_problems(text):
+            self.bad(where, problem)
 
     def _passwd(self, value: Any) -> None:
         passwd = self._object(value, "passwd")
         if passwd is None:
             return
         self._keys(passwd, {"users", "groups"}, "passwd")
-        for kind, allowed in (("users", _USER), ("groups", _GROUP)):
+        for kind, allowed in (("users", schema.USER_KEYS), ("groups", schema.GROUP_KEYS)):
             names: set[str] = set()
             for i, item in enumerate(self._list(passwd.get(kind), f"passwd.{kind}")):
                 where = f"passwd.{kind}[{i}]"

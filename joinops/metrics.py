@@ -1,17 +1,22 @@
 """Prometheus metrics, all defined here; `serve(port)` exposes them at /metrics.
 
 Counters and histograms are per process (each worker and the bot expose their own); the gauges
-of requests by state and of the queue depth are read from Redis when scraped.
+of requests by state and of the queue depth are read from Redis when scraped. The active
+requests come from a callable handed to `serve` (the request store's `active`), so this module
+imports no store and the store can count its transitions here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
 
 import redis
 from prometheus_client import REGISTRY, Counter, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from joinops.queue import queue
 
 STEP_SECONDS = Histogram(
     "joinops_step_duration_seconds",
@@ -34,22 +39,28 @@ SLACK_ERRORS = Counter(
 )
 
 
+class HasState(Protocol):
+    @property
+    def state(self) -> object: ...
+
+
+ActiveRequests = Callable[[], Iterable[HasState]]
+
+
 class RedisGauges(Collector):
     """Active requests by state, and jobs waiting in the queue, read at scrape time."""
 
-    def __init__(self, redis_client: redis.Redis) -> None:
+    def __init__(self, redis_client: redis.Redis, active_requests: ActiveRequests) -> None:
         self.redis = redis_client
+        self.active_requests = active_requests
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from joinops.queue import queue
-        from joinops.store import RequestStore
-
         by_state = GaugeMetricFamily(
             "joinops_requests", "Active requests by state", labels=["state"]
         )
         counts: dict[str, int] = {}
         try:
-            for request in RequestStore(self.redis).active():
+            for request in self.active_requests():
                 counts[str(request.state)] = counts.get(str(request.state), 0) + 1
             depth = len(queue(self.redis))
         except redis.RedisError:
@@ -60,6 +71,6 @@ class RedisGauges(Collector):
         yield GaugeMetricFamily("joinops_queue_depth", "Jobs waiting for a worker", value=depth)
 
 
-def serve(port: int, redis_client: redis.Redis) -> None:
-    REGISTRY.register(RedisGauges(redis_client))
+def serve(port: int, redis_client: redis.Redis, active_requests: ActiveRequests) -> None:
+    REGISTRY.register(RedisGauges(redis_client, active_requests))
     start_http_server(port, addr="0.0.0.0")

@@ -26,8 +26,11 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 from slacksim.faults import Faults
-from slacksim.workspace import METHODS, Json, ResponseTarget, SlackError, Upload, Workspace
-from slacksim.workspace import decode_params as _decode_params
+from slacksim.files import receive_upload
+from slacksim.methods import METHODS
+from slacksim.params import decode_params
+from slacksim.response_url import respond
+from slacksim.workspace import Json, ResponseTarget, SlackError, Upload, Workspace
 
 T = TypeVar("T")
 
@@ -261,13 +264,13 @@ class SlackSim:
 
     def _upload(self, file_id: str, content: bytes) -> bool:
         with self._cond:
-            accepted = self.workspace.receive_upload(file_id, content)
+            accepted = receive_upload(self.workspace, file_id, content)
             self._cond.notify_all()
             return accepted
 
     def _respond(self, response_id: str, body: Json) -> tuple[int, str]:
         with self._cond:
-            answer = self.workspace.respond(response_id, body)
+            answer = respond(self.workspace, response_id, body)
             self._cond.notify_all()
             return answer
 
@@ -300,7 +303,7 @@ class _Handler(BaseHTTPRequestHandler):
         if len(parts) == 2 and parts[0] == "api":
             params = dict(parse_qsl(split.query, keep_blank_values=True))
             params.update(_parse_body(body, headers.get("content-type", "")))
-            call, extra = sim._api(parts[1], _decode_params(params), headers, at)
+            call, extra = sim._api(parts[1], decode_params(params), headers, at)
             self._send(call.status, json.dumps(call.response), "application/json", extra)
         elif len(parts) == 2 and parts[0] == "upload" and self.command == "POST":
             if sim._upload(parts[1], body):

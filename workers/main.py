@@ -33,7 +33,7 @@ def run_worker(
     ctx = EngineContext.from_settings(settings)
     context.install(ctx)
     if metrics_port:
-        metrics.serve(metrics_port, ctx.redis)
+        metrics.serve(metrics_port, ctx.redis, ctx.store.active)
     resume_orphans(ctx)
     recovery = RecoveryLoop(ctx, interval=max(1.0, settings.timeouts.lock.total_seconds() / 2))
     recovery.start()

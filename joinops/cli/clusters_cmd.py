@@ -4,24 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from joinops.cli.common import load
-from joinops.clusters import ClusterRegistry
-from joinops.errors import ConfigError, JoinopsError
-
-
-@dataclass(frozen=True)
-class ClusterRow:
-    name: str
-    reachable: bool
-    version: str = ""
-    nodes: int | None = None
-    control_planes: int | None = None
-    endpoint: str = ""
-    problem: str = ""
+from joinops.survey import ClusterRow, survey
 
 
 def register(sub: Any) -> None:
@@ -38,32 +25,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(rows))
     return 0
-
-
-def survey(registry: ClusterRegistry) -> list[ClusterRow]:
-    """One row per cluster, read in parallel; one broken cluster does not break the others."""
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return list(pool.map(lambda name: _row(registry, name), registry.names))
-
-
-def _row(registry: ClusterRegistry, name: str) -> ClusterRow:
-    try:
-        cluster = registry.get(name)
-        facts = cluster.facts()
-        nodes = cluster.call("list", "nodes", cluster.core.list_node, limit=1)
-        total = len(nodes.items) + int(nodes.metadata.remaining_item_count or 0)
-    except ConfigError as e:
-        return ClusterRow(name, False, problem=str(e))
-    except JoinopsError as e:
-        return ClusterRow(name, False, problem=getattr(e, "detail", str(e)))
-    return ClusterRow(
-        name,
-        True,
-        str(facts.version),
-        total,
-        len(facts.control_planes),
-        facts.control_plane_endpoint or facts.server,
-    )
 
 
 def render(rows: list[ClusterRow]) -> str:

@@ -86,29 +86,30 @@ def run(args: argparse.Namespace) -> int:
     ttl = _ttl(args.ttl)
     byo = None
     if args.config:
-        from joinops.byo import load_and_resolve
+        from joinops.byo_resolve import load_and_resolve
 
         byo = load_and_resolve(Path(args.config))
     create, why_not = _decide_create(args.create, byo)
 
-    from workers import ignition_job as job
     from workers.errors import PermanentError
+    from workers.ignition_create import commands_script, token_description
+    from workers.ignition_prepare import IgnitionAsk, prepare
 
     who = f"cli:{getpass.getuser()}"
     request_id = new_request_id()
-    description = job.token_description(f"{who} ({request_id})")
+    description = token_description(f"{who} ({request_id})")
     try:
-        prepared = job.prepare(cluster, job.IgnitionAsk(args.cluster, args.role, ttl, byo))
+        prepared = prepare(cluster, IgnitionAsk(args.cluster, args.role, ttl, byo))
         created = None
         commands_path = None
         if create:
-            created = _create_locked(job, cluster, prepared, settings, request_id, description)
+            created = _create_locked(cluster, prepared, settings, request_id, description)
         else:
             commands_path = _write_commands(
                 args.commands_file,
                 args.cluster,
                 prepared,
-                job.commands_script(prepared, description),
+                commands_script(prepared, description),
             )
     except (PermanentError, ClusterError) as e:
         print(f"joinops: {e}", file=sys.stderr)
@@ -163,15 +164,17 @@ def _decide_create(flag: bool | None, byo: Any) -> tuple[bool, str]:
 
 
 def _create_locked(
-    job: Any, cluster: Any, prepared: Any, settings: Settings, request_id: str, description: str
+    cluster: Any, prepared: Any, settings: Settings, request_id: str, description: str
 ) -> Any:
     """Create the material; for a control plane under the cluster's control-plane lock, so that
     the upload cannot break a control-plane migration the engine is running."""
+    from workers.ignition_create import create
+
     locks = None
     if prepared.control_plane:
-        locks = _take_control_plane_lock(job, settings, cluster.name, request_id)
+        locks = _take_control_plane_lock(settings, cluster.name, request_id)
     try:
-        return job.create(
+        return create(
             cluster,
             prepared,
             settings=settings,
@@ -184,9 +187,10 @@ def _create_locked(
             locks.release()
 
 
-def _take_control_plane_lock(job: Any, settings: Settings, cluster: str, owner: str) -> Any:
+def _take_control_plane_lock(settings: Settings, cluster: str, owner: str) -> Any:
     import redis
 
+    from workers.ignition_prepare import Refused
     from workers.locks import LockSet, control_plane_lock
 
     connection = redis.Redis.from_url(
@@ -201,7 +205,7 @@ def _take_control_plane_lock(job: Any, settings: Settings, cluster: str, owner: 
         print(texts.redis_unreachable_for_lock(cluster), file=sys.stderr)
         return None
     if held is not None:
-        raise job.Refused(texts.control_plane_busy(cluster, held.holder))
+        raise Refused(texts.control_plane_busy(cluster, held.holder))
     locks.keep_alive()
     return locks
 

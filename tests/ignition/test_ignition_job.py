@@ -10,7 +10,8 @@ from rq import SimpleWorker
 
 from joinops import ignition_request as ir
 from joinops.events import EventKind, RedisEventLog
-from joinops.ignition import KUBEADM_CONF, file_contents, join_configuration_of, sha256
+from joinops.ignition import KUBEADM_CONF, join_configuration_of, sha256
+from joinops.ignition_files import file_contents
 from joinops.ignition_validate import problems
 from joinops.lifecycle import State
 from joinops.model import Role

@@ -8,17 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from joinops.byo import parse_byo, resolve_byo, split_os_registry
+from joinops.byo import parse_byo, split_os_registry
+from joinops.byo_resolve import resolve_byo
 from joinops.errors import UsageError
-from joinops.ignition import (
-    IgnitionInputs,
-    build_ignition,
-    file_contents,
-    file_entry,
-    merge,
-    render,
-)
-from joinops.ignition_validate import decode_data_url, fragment_problems, problems
+from joinops.ignition import IgnitionInputs, build_ignition, render
+from joinops.ignition_files import decode_data_url, file_contents, file_entry
+from joinops.ignition_merge import merge
+from joinops.ignition_validate import fragment_problems, problems
 from joinops.model import Role
 
 GOOD = {

@@ -1,0 +1,34 @@
+"""The Web API methods the simulator answers, by Slack's method name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from slacksim.chat import (
+    chat_get_permalink,
+    chat_post_ephemeral,
+    chat_post_message,
+    chat_update,
+    reactions_add,
+)
+from slacksim.files import files_complete_upload_external, files_get_upload_url_external
+from slacksim.people import auth_test, conversations_open, usergroups_users_list, users_info
+from slacksim.views import views_open
+from slacksim.workspace import Json, Workspace
+
+Method = Callable[[Workspace, Json], Json]
+
+METHODS: dict[str, Method] = {
+    "auth.test": auth_test,
+    "chat.postMessage": chat_post_message,
+    "chat.update": chat_update,
+    "chat.postEphemeral": chat_post_ephemeral,
+    "chat.getPermalink": chat_get_permalink,
+    "conversations.open": conversations_open,
+    "users.info": users_info,
+    "usergroups.users.list": usergroups_users_list,
+    "files.getUploadURLExternal": files_get_upload_url_external,
+    "files.completeUploadExternal": files_complete_upload_external,
+    "views.open": views_open,
+    "reactions.add": reactions_add,
+}
