@@ -10,6 +10,7 @@ import hashlib
 import ipaddress
 import secrets
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -139,7 +140,7 @@ def join_configuration(
     kubeadm_version: Version,
     endpoint: str,
     token: BootstrapToken,
-    ca_hash: str,
+    ca_hashes: Sequence[str],
     node_name: str | None,
     certificate_key: str | None = None,
     advertise_address: str | None = None,
@@ -147,6 +148,7 @@ def join_configuration(
 ) -> dict[str, Any]:
     """A kubeadm JoinConfiguration; `certificate_key` makes it a control-plane join.
 
+    `ca_hashes`: one pin per CA certificate the node will find in the target's cluster-info.
     `kubeadm_version` is the version of the kubeadm that will read it: the joining host's own
     (kubeadm 1.30 cannot read v1beta4), not the target's.
 
@@ -160,7 +162,7 @@ def join_configuration(
             "bootstrapToken": {
                 "apiServerEndpoint": endpoint,
                 "token": token.value,
-                "caCertHashes": [ca_hash],
+                "caCertHashes": list(ca_hashes),
             },
         },
     }

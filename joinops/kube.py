@@ -47,15 +47,6 @@ class KubeCluster:
     def server(self) -> str:
         return str(self.api_client.configuration.host)
 
-    @property
-    def ca_pem(self) -> bytes | None:
-        """The CA this client trusts for the API server, from the kubeconfig."""
-        path = self.api_client.configuration.ssl_ca_cert
-        if not path:
-            return None
-        with open(path, "rb") as f:
-            return f.read()
-
     def call(self, verb: str, resource: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one API call with a timeout; translate failures. `resource` e.g. `nodes/node-7`."""
         kwargs.setdefault("_request_timeout", self.timeout)
@@ -118,6 +109,36 @@ class KubeCluster:
         nodes = self.call("list", "nodes", self.core.list_node, label_selector=CONTROL_PLANE_LABEL)
         return [node_facts(node) for node in nodes.items]
 
+    def control_plane_pods(self) -> dict[str, bool]:
+        """kube-system's control-plane pods (kubeadm's `tier=control-plane` static pods, as
+        mirrored): name -> Running and Ready. One call."""
+        pods = self.call(
+            "list",
+            "pods (kube-system, tier=control-plane)",
+            self.core.list_namespaced_pod,
+            "kube-system",
+            label_selector="tier=control-plane",
+        )
+        return {str(pod.metadata.name): pod_running_ready(pod) for pod in pods.items}
+
+    def api_server_port(self) -> int | None:
+        """The kube-apiservers' `--secure-port` (kubeadm's static pod), None when unknown."""
+        pods = self.call(
+            "list",
+            "pods (kube-system, component=kube-apiserver)",
+            self.core.list_namespaced_pod,
+            "kube-system",
+            label_selector="component=kube-apiserver",
+            limit=1,
+        )
+        for pod in pods.items:
+            for container in pod.spec.containers or []:
+                for word in (container.command or []) + (container.args or []):
+                    flag, _, value = word.partition("=")
+                    if flag == "--secure-port" and value.isdigit():
+                        return int(value)
+        return None
+
     def has_nodes_besides(self, name: str) -> bool:
         """Is there any node other than `name`? Reads at most two nodes."""
         page = self.call("list", "nodes", self.core.list_node, limit=2)
@@ -169,7 +190,17 @@ def node_facts(node: Any) -> NodeFacts:
         container_runtime=info.container_runtime_version,
         ready=ready,
         unschedulable=bool(node.spec and node.spec.unschedulable),
+        internal_ip=next(
+            (a.address for a in node.status.addresses or [] if a.type == "InternalIP"), ""
+        ),
     )
+
+
+def pod_running_ready(pod: Any) -> bool:
+    status = pod.status
+    if status is None or status.phase != "Running" or pod.metadata.deletion_timestamp:
+        return False
+    return any(c.type == "Ready" and c.status == "True" for c in status.conditions or [])
 
 
 def _status_message(e: ApiException) -> str:

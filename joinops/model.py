@@ -53,6 +53,7 @@ class NodeFacts:
     container_runtime: str
     ready: bool
     unschedulable: bool
+    internal_ip: str = ""  # status.addresses' InternalIP, as this cluster reports it
 
     @property
     def runtime_name(self) -> str:

@@ -2,21 +2,23 @@
 
 `check()` is called when a request is made and again right before a migration acts. It reads the
 clusters in a constant number of API calls (get by name, control planes by label selector, at
-most two nodes for the last-control-plane rule, the node's pods by field selector and, only when
-they need them, one DaemonSet list and one PersistentVolume list: see `podsafety`) and depends on
-nothing but its arguments.
+most two nodes for the last-control-plane rule, the control-plane mirror pods by label selector
+for the etcd quorum guard, the target's cluster-info by name, the node's pods by field selector
+and, only when they need them, one DaemonSet list and one PersistentVolume list: see
+`podsafety`) and depends on nothing but its arguments.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from joinops import messages, podsafety
+from joinops import capins, messages, podsafety, safety_texts
 from joinops.asks import MigrationAsk
 from joinops.errors import ClusterError
 from joinops.findings import Finding, Severity, ordered, refusals
 from joinops.kube import KubeCluster
 from joinops.model import ClusterFacts, NodeFacts, Role, Version
+from joinops.quorum import unhealthy_peers
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
         target_facts = target.facts()
         if target.get_node(ask.node) is not None:
             findings.append(_refuse("name-taken", messages.name_taken(ask.node, ask.target)))
+        findings.extend(_cluster_info(target))
     except ClusterError as e:
         findings.append(_unusable(target.name, e))
     destroys = False
@@ -77,6 +80,7 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
             findings.extend(last_cp)
         findings.extend(_node_state(ask, node))
         findings.extend(_etcd_removal(ask, node, source_cp, destroys))
+        findings.extend(_quorum(ask, node, source_cp, source, destroys))
         try:
             pods = podsafety.classify(
                 source, ask.node, podsafety.list_node_pods(source, ask.node)[0]
@@ -87,6 +91,7 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
             findings.extend(podsafety.findings(ask.node, pods, ask.force))
     if node is not None and target_facts is not None:
         findings.extend(_versions(ask, node, target_facts.version))
+        findings.extend(_kubeadm_minor(ask, node, target_facts.version))
         findings.extend(_control_plane_join(ask, target_facts))
         findings.extend(_similar(ask, node, target_facts))
     return Verdict(ask, ordered(findings), node, target_facts, destroys, pods)
@@ -147,9 +152,52 @@ def _etcd_removal(
     if not node.is_control_plane or destroys:
         return []
     remaining = len([cp for cp in control_planes if cp.name != node.name])
+    if remaining == 1:
+        text = safety_texts.etcd_single_member_left(ask.node, ask.source)
+        return [_warn("etcd-no-fault-tolerance", text)]
     if remaining > 0 and remaining % 2 == 0:
         text = messages.etcd_even_after_removal(ask.node, ask.source, remaining)
         return [_warn("etcd-even", text)]
+    return []
+
+
+def _cluster_info(target: KubeCluster) -> list[Finding]:
+    """The node finds and trusts the target through kube-public/cluster-info: it must be there."""
+    try:
+        capins.read(target)
+    except capins.ClusterInfoProblem as e:
+        return [_refuse("cluster-info", str(e))]
+    return []
+
+
+def _quorum(
+    ask: MigrationAsk,
+    node: NodeFacts,
+    control_planes: list[NodeFacts],
+    source: KubeCluster,
+    destroys: bool,
+) -> list[Finding]:
+    """Every other control plane, and its etcd and kube-apiserver, must be Ready."""
+    if not node.is_control_plane or destroys:
+        return []
+    try:
+        problems = unhealthy_peers(source, node.name, control_planes)
+    except ClusterError as e:
+        return [_unusable(source.name, e)]
+    if not problems:
+        return []
+    return [_refuse("etcd-quorum", safety_texts.quorum_at_risk(ask.node, ask.source, problems))]
+
+
+def _kubeadm_minor(ask: MigrationAsk, node: NodeFacts, api: Version) -> list[Finding]:
+    """kubeadm: a control-plane join needs kubeadm of the control plane's minor."""
+    kubelet = node.kubelet_version
+    if ask.role is Role.CONTROL_PLANE and (kubelet.major, kubelet.minor + 1) == (
+        api.major,
+        api.minor,
+    ):
+        text = safety_texts.control_plane_one_minor_behind(ask.node, kubelet, ask.target, api)
+        return [_warn("kubeadm-minor-behind", text)]
     return []
 
 

@@ -54,7 +54,7 @@ def boot_host(
             kubelet_running=False,
         )
         world.hosts.append(host)
-    attempt = JoinAttempt(host, "", config, "kubeadm")
+    attempt = JoinAttempt(host, "", config, "kubeadm", [])
     world.record_event("", "host-booted", name, "kubeadm join on first boot")
     world.schedule(world.join_seconds, lambda: world.behaviours.hosts.join(attempt))
     return host

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from kubesim import objects
 from kubesim.api import Api, Request, Response, error_response
+from kubesim.behaviours import static_pods
 from kubesim.behaviours.eviction import Evictions
 from kubesim.clock import rfc3339
 from kubesim.faults import Faults
@@ -22,6 +23,7 @@ from kubesim.hosts import CONTROL_PLANE_LABEL, Host, NodeSpec
 from kubesim.kubeadm import cluster_configuration, normalise_endpoint
 from kubesim.kubeconfig import client_kubeconfig, cluster_info_kubeconfig, dump
 from kubesim.pki import CertificateAuthority, server_context
+from kubesim.proxy import Proxy
 from kubesim.rbac import Rbac
 from kubesim.resources import (
     CONFIGMAPS,
@@ -110,12 +112,15 @@ class Cluster:
         self.destroyed = False
         self._reachable = True
         self.hosts: dict[str, Host] = {}  # node name -> machine, for nodes with a kubelet
+        self.api_server_port = static_pods.API_SERVER_PORT  # kube-apiserver --secure-port
         self.uploaded_cert_keys: dict[str, float] = {}  # certificate key -> expiry (world time)
         self.api = Api(self)
         self.evictions = Evictions(self)
         self._pod_ips = 0
         self._node_count = 0
         self._ca_file: str | None = None
+        self.proxy: Proxy | None = None  # clients reach the cluster through it (add_proxy)
+        self.kubeconfig_extra_cas: list[bytes] = []  # put before the CA in client kubeconfigs
         self._seed()
 
     # ---- identity ----------------------------------------------------------------------
@@ -160,14 +165,16 @@ class Cluster:
                 "kube-system", "kubeadm-config", {"ClusterConfiguration": config}
             ),
         )
-        info_server = (
-            f"https://{self.control_plane_endpoint}" if self.control_plane_endpoint else self.server
-        )
-        kubeconfig = cluster_info_kubeconfig(info_server, self.ca.cert_pem)
+        kubeconfig = cluster_info_kubeconfig(self._cluster_info_server(), self.ca.cert_pem)
         self.store.create(
             CONFIGMAPS,
             objects.configmap_object("kube-public", "cluster-info", {"kubeconfig": kubeconfig}),
         )
+
+    def _cluster_info_server(self) -> str:
+        if self.control_plane_endpoint:
+            return f"https://{self.control_plane_endpoint}"
+        return self.server
 
     # ---- nodes -------------------------------------------------------------------------
     def _new_host(self, spec: NodeSpec) -> Host:
@@ -213,7 +220,10 @@ class Cluster:
                 taints=spec.taints,
                 unschedulable=spec.unschedulable,
             )
-            return self.store.create(NODES, obj)
+            entry = self.store.create(NODES, obj)
+            if spec.role == "control-plane":
+                static_pods.add_control_plane_pods(self, host, ready=spec.ready)
+            return entry
 
     def add_nodes(self, n: int, prefix: str = "w", start: int = 1, **kwargs: Any) -> list[str]:
         """``n`` nodes named ``{prefix}-{i}`` (NodeSpec keyword arguments apply to all)."""
@@ -225,20 +235,31 @@ class Cluster:
         return names
 
     def register_host(self, host: Host, control_plane: bool) -> None:
-        """A host that joined: its Node registers NotReady, then its kubelet reports Ready."""
+        """A host that joined: its Node registers NotReady, then its kubelet reports Ready.
+
+        A control plane, as kubeadm does it: the kubelet starts (the node turns Ready) before
+        the control-plane-join phase adds the etcd member, starts the static pods and marks the
+        node (`World.control_plane_phase_seconds` after Ready; `World.hold_control_plane_phase`
+        holds it)."""
         with self.lock:
-            host.role = "control-plane" if control_plane else "worker"
+            host.role = "worker"  # the control-plane label comes with the control-plane phase
             host.cluster = self.name
             host.kubelet_running = True
             host.history.append(self.name)
             self.hosts[host.name] = host
             obj = objects.node_object(host, self._pod_cidr(), "not-ready", self.now())
             self.store.create(NODES, obj)
-            self.world.schedule(self.world.node_ready_seconds, lambda: self._node_ready(host))
+            self.world.schedule(
+                self.world.node_ready_seconds, lambda: self._node_ready(host, control_plane)
+            )
 
-    def _node_ready(self, host: Host) -> None:
+    def _node_ready(self, host: Host, control_plane: bool = False) -> None:
         if self.hosts.get(host.name) is host and host.kubelet_running:
             self.set_node_state(host.name, "ready")
+            if control_plane:
+                self.world.control_plane_phase(
+                    lambda: static_pods.finish_control_plane_join(self, host)
+                )
 
     def set_node_state(self, name: str, state: str) -> None:
         """ready, not-ready or unknown: conditions and the lifecycle taints that go with it."""
@@ -253,6 +274,7 @@ class Cluster:
             if host is not None:
                 host.kubelet_running = False
             self.set_node_state(name, "unknown")
+            static_pods.set_ready(self, name, False)  # the node controller marks them NotReady
 
     def start_kubelet(self, name: str) -> None:
         with self.lock:
@@ -261,6 +283,7 @@ class Cluster:
                 raise KeyError(f"{name} has no kubelet in {self.name}")
             host.kubelet_running = True
             self.set_node_state(name, "ready")
+            static_pods.set_ready(self, name, True)
             for entry in self.store.list(PODS):
                 if entry.obj.get("spec", {}).get("nodeName") == name:
                     self.world.behaviours.kubelet.pod_changed(self, entry)
@@ -586,10 +609,14 @@ class Cluster:
     def start(self) -> None:
         if self.reachable:
             self._http.start()
+        if self.proxy is not None:
+            self.proxy.start()
 
     def stop(self) -> None:
         self.store.close_watches()
         self._http.stop()
+        if self.proxy is not None:
+            self.proxy.stop()
 
     # ---- HTTP side ---------------------------------------------------------------------
     def serve(self, req: Request) -> Response:
@@ -652,9 +679,42 @@ class Cluster:
         ]
 
     # ---- kubeconfig --------------------------------------------------------------------
+    def add_proxy(self) -> Proxy:
+        """A TLS-terminating proxy in front of the API server, with a CA of its own; client
+        kubeconfigs (`kubeconfig_dict`, `api_client`) go through it from now on, while
+        cluster-info keeps the cluster's own server and CA."""
+        with self.lock:
+            if self.proxy is None:
+                self.proxy = Proxy(self)
+                if self.world.started:
+                    self.proxy.start()
+            return self.proxy
+
+    def set_cluster_info_cas(self, extra_pems: list[bytes]) -> None:
+        """cluster-info's CA data becomes a bundle: the cluster's CA, then `extra_pems` (a CA
+        rotation under way). The bootstrap signer signs it again."""
+        with self.lock:
+            bundle = self.ca.cert_pem + b"".join(extra_pems)
+            kubeconfig = cluster_info_kubeconfig(self._cluster_info_server(), bundle)
+
+            def rewrite(obj: dict[str, Any]) -> None:
+                obj["data"] = {"kubeconfig": kubeconfig}  # old signatures no longer match
+
+            self.store.mutate(CONFIGMAPS, "kube-public", "cluster-info", rewrite)
+
+    @property
+    def client_server(self) -> str:
+        return self.proxy.server if self.proxy else self.server
+
+    @property
+    def client_ca_pem(self) -> bytes:
+        """The CA data a client kubeconfig carries (a bundle when extra CAs are set)."""
+        own = self.proxy.ca_pem if self.proxy else self.ca.cert_pem
+        return b"".join(self.kubeconfig_extra_cas) + own
+
     def kubeconfig_dict(self, context: str | None = None) -> dict[str, Any]:
         name = context or self.name
-        return client_kubeconfig([(name, self.server, self.ca.cert_pem, self.token)], name)
+        return client_kubeconfig([(name, self.client_server, self.client_ca_pem, self.token)], name)
 
     def write_kubeconfig(self, path: str | Path, context: str | None = None) -> Path:
         target = Path(path)
@@ -666,8 +726,13 @@ class Cluster:
         from kubernetes import client
 
         config = client.Configuration()
-        config.host = self.server
-        config.ssl_ca_cert = self.ca_file
+        config.host = self.client_server
+        if self.proxy or self.kubeconfig_extra_cas:
+            path = Path(self.world.tmpdir, f"{self.name}-client-ca.crt")
+            path.write_bytes(self.client_ca_pem)
+            config.ssl_ca_cert = str(path)
+        else:
+            config.ssl_ca_cert = self.ca_file
         config.api_key = {"authorization": self.token}
         config.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(config)

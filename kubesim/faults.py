@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,11 +28,14 @@ class Fault:
     times: int | None = 1  # how many times it fires; None: forever
     latency_seconds: float = 0.0
     retry_after: int = 1  # Retry-After seconds for 429/503
+    too_large_resource_version: bool = False  # the watch cache's 504 (see add_too_large_rv)
     seen: int = 0
     fired: int = 0
 
     def matches(self, method: str, path: str) -> bool:
         if self.method and self.method.upper() != method:
+            return False
+        if self.too_large_resource_version and not _RESOURCE_VERSION.search(path):
             return False
         return self.path_contains in path
 
@@ -40,12 +44,34 @@ class Fault:
         return self.times is not None and self.fired >= self.times
 
     def error(self) -> ApiError | None:
+        if self.too_large_resource_version:
+            return too_large_resource_version(self.path_contains)
         if self.status is None:
             return None
         message = _MESSAGES.get(self.status, "injected fault")
         retry = self.retry_after if self.status in (429, 503) else None
         details = {"retryAfterSeconds": retry} if retry else {}
         return ApiError(self.status, message, details=details, retry_after=retry)
+
+
+_RESOURCE_VERSION = re.compile(r"[?&]resourceVersion=(?!0(?:&|$))[^&]+")
+
+
+def too_large_resource_version(_: str = "") -> ApiError:
+    """What a real API server answers when a request's resourceVersion is ahead of its watch
+    cache (recorded: fixtures/real-apiserver/list-504-too-large-resource-version.json)."""
+    return ApiError(
+        504,
+        "Timeout: Too large resource version: 1000426, current: 428",
+        reason="Timeout",
+        details={
+            "causes": [
+                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+            ],
+            "retryAfterSeconds": 1,
+        },
+        retry_after=1,
+    )
 
 
 class Faults:
@@ -72,6 +98,17 @@ class Faults:
             if status is None and not latency_seconds:
                 return None
         fault = Fault(status, nth, path_contains, method, times, latency_seconds, retry_after)
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def add_too_large_resource_version(
+        self, path_contains: str = "", times: int | None = 1
+    ) -> Fault:
+        """Requests carrying a resourceVersion (list or watch) whose path contains
+        `path_contains` answer 504 "Too large resource version", as a real API server does
+        when its watch cache is behind. Requests without one (a fresh list) are served."""
+        fault = Fault(path_contains=path_contains, times=times, too_large_resource_version=True)
         with self._lock:
             self._faults.append(fault)
         return fault

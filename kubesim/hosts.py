@@ -54,6 +54,10 @@ class Host:
     system_uuid: str = ""
     boot_id: str = ""
     history: list[str] = field(default_factory=list)  # clusters it was in, in order
+    ipvs: bool = False  # ipvsadm installed and kube-proxy in IPVS mode
+    # what `kubeadm reset` leaves (kubesim.behaviours.host_cleanup), and what a unit cleaned
+    leftovers: list[str] = field(default_factory=list)
+    cleaned: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         digest = hashlib.sha256(self.name.encode()).hexdigest()
@@ -61,6 +65,10 @@ class Host:
         d = digest[32:64]
         self.system_uuid = self.system_uuid or f"{d[:8]}-{d[8:12]}-{d[12:16]}-{d[16:20]}-{d[20:]}"
         self.boot_id = self.boot_id or new_uid()
+        if not self.leftovers:
+            from kubesim.behaviours.host_cleanup import INITIAL, IPVS
+
+            self.leftovers = [*INITIAL, *([IPVS] if self.ipvs else [])]
 
     @property
     def kernel_version(self) -> str:

@@ -52,6 +52,7 @@ class World:
         pod_start_seconds: float = 0.01,
         node_ready_seconds: float = 0.05,
         watch_timeout: float = 1800.0,
+        control_plane_phase_seconds: float = 0.05,
     ) -> None:
         self.pod_grace_seconds = pod_grace_seconds
         self.join_seconds = join_seconds
@@ -59,6 +60,9 @@ class World:
         self.pdb_sync_seconds = pdb_sync_seconds
         self.pod_start_seconds = pod_start_seconds
         self.node_ready_seconds = node_ready_seconds
+        self.control_plane_phase_seconds = control_plane_phase_seconds
+        self._phase_held = False
+        self._held_phases: list[Callable[[], Any]] = []
         self.watch_timeout = watch_timeout
         self.lock = threading.RLock()
         self._changed = threading.Condition(self.lock)
@@ -177,6 +181,25 @@ class World:
             )
             self._timer.notify_all()
 
+    def control_plane_phase(self, action: Callable[[], Any]) -> None:
+        """Run a control-plane join's last phase after `control_plane_phase_seconds`, or when
+        `hold_control_plane_phase(False)` releases it."""
+        with self.lock:
+            if self._phase_held:
+                self._held_phases.append(action)
+            else:
+                self.schedule(self.control_plane_phase_seconds, action)
+
+    def hold_control_plane_phase(self, hold: bool = True) -> None:
+        """Hold (True) or release (False) the control-plane-join phase of joining hosts: held,
+        a joined control plane stays Ready without its etcd and kube-apiserver."""
+        with self.lock:
+            self._phase_held = hold
+            if not hold:
+                for action in self._held_phases:
+                    self.schedule(0.0, action)
+                self._held_phases.clear()
+
     def _run(self) -> None:
         with self.lock:
             while not self._stopping:
@@ -245,7 +268,9 @@ class World:
 
     # ---- kubeconfig --------------------------------------------------------------------
     def kubeconfig_dict(self, current: str | None = None) -> dict[str, Any]:
-        entries = [(c.name, c.server, c.ca.cert_pem, c.token) for c in self.clusters.values()]
+        entries = [
+            (c.name, c.client_server, c.client_ca_pem, c.token) for c in self.clusters.values()
+        ]
         return client_kubeconfig(entries, current)
 
     def write_kubeconfig(self, path: str | Path, current: str | None = None) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from joinops.ids import is_request_id
+from workers import hostcleanup
 
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "joinops"}
 JOIN_KEY = "join-config.yaml"
@@ -84,7 +85,8 @@ def kubeadm_script(request_id: str) -> str:
             "set -eu",
             f"install -D -m 0600 /joinops/{JOIN_KEY} /host{HOST_JOIN_FILE}",
             f"chroot /host systemd-run --unit={unit} --collect --property=Type=oneshot "
-            f"/bin/sh -c 'kubeadm reset -f && kubeadm join --config {HOST_JOIN_FILE}; rc=$?; "
+            f"/bin/sh -c 'kubeadm reset -f && {hostcleanup.shell()} && "
+            f"kubeadm join --config {HOST_JOIN_FILE}; rc=$?; "
             f"rm -f {HOST_JOIN_FILE}; exit $rc'",
             "exec sleep infinity  # kubeadm reset stops the kubelet, and this pod with it",
         ]

@@ -23,7 +23,7 @@ from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 from tenacity import Retrying, retry_if_exception, stop_when_event_set, wait_exponential_jitter
 
-from joinops import messages, podsafety
+from joinops import messages, podsafety, watches
 from joinops.errors import ClusterError
 from joinops.kube import KubeCluster
 from joinops.metrics import EVICTIONS, EVICTIONS_REFUSED
@@ -215,9 +215,10 @@ class Drainer:
             try:
                 resource_version = self._watch_once(resource_version, min(left, 5.0))
             except ApiException as e:
-                if e.status != 410 and (e.status or 0) < 500:
+                if not watches.should_relist(e) and (e.status or 0) < 500:
                     raise
-                resource_version = self._relist()  # expired (410) or a server hiccup
+                # 410 Gone, 504 Too large resource version, a hiccup: list afresh, as a reflector
+                resource_version = self._relist()
             except (urllib3.exceptions.HTTPError, OSError):
                 resource_version = self._relist()  # the watch connection broke: list again
             gone = total - len(self._remaining)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from joinops import capins
 from joinops import ignition_texts as texts
 from joinops.byo_resolve import ResolvedByo
 from joinops.errors import UsageError
@@ -27,13 +28,11 @@ from joinops.joinmaterial import (
     DEFAULT_API_PORT,
     BootstrapToken,
     join_configuration,
-    join_endpoint,
     new_bootstrap_token,
     new_certificate_key,
 )
 from joinops.kube import KubeCluster
 from joinops.model import CONTROL_PLANE_LABEL, ClusterFacts, Role, Version
-from workers import material
 from workers.errors import PermanentError
 
 
@@ -69,6 +68,14 @@ class Prepared:
         return self.certificate_key is not None
 
 
+def _cluster_info(cluster: KubeCluster) -> capins.ClusterInfo:
+    """The CA pins and server a new host will see (kube-public/cluster-info)."""
+    try:
+        return capins.read(cluster)
+    except capins.ClusterInfoProblem as e:
+        raise Refused(str(e)) from e
+
+
 def prepare(cluster: KubeCluster, ask: IgnitionAsk) -> Prepared:
     """Read the cluster, mint the secrets locally, build and validate the file."""
     facts = cluster.facts()
@@ -79,7 +86,8 @@ def prepare(cluster: KubeCluster, ask: IgnitionAsk) -> Prepared:
     ready = [cp.name for cp in facts.control_planes if cp.ready]
     if control_plane and not ready:
         raise Refused(texts.no_ready_control_plane(cluster.name))
-    endpoint = join_endpoint(facts.control_plane_endpoint, facts.server)
+    info = _cluster_info(cluster)
+    endpoint = info.endpoint(facts.control_plane_endpoint)
     token = new_bootstrap_token()
     certificate_key = new_certificate_key() if control_plane else None
     byo = ask.byo.config if ask.byo else None
@@ -88,7 +96,7 @@ def prepare(cluster: KubeCluster, ask: IgnitionAsk) -> Prepared:
         kubeadm_version=reader_version(ask.byo, facts.version),
         endpoint=endpoint,
         token=token,
-        ca_hash=material.target_ca_hash(cluster),
+        ca_hashes=info.ca_hashes,
         node_name=None,
         certificate_key=certificate_key,
         bind_port=bind_port,

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import urllib3
-import yaml
-from kubernetes import watch
-from kubernetes.client.exceptions import ApiException
-
-from joinops.errors import ClusterConflict, ClusterNotFound, ClusterUnreachable
-from joinops.joinmaterial import BootstrapToken, ca_cert_hash, token_secret
+from joinops import watches
+from joinops.errors import ClusterConflict, ClusterNotFound
+from joinops.joinmaterial import BootstrapToken, token_secret
 from joinops.kube import KubeCluster
 from workers import agent
 from workers.errors import PermanentError
@@ -58,46 +53,32 @@ def wait_for_signature(
 ) -> bool:
     """Watch kube-public/cluster-info until it carries `jws-kubeconfig-<token_id>`."""
     key = f"jws-kubeconfig-{token_id}"
-    while True:
-        left = deadline - clock()
-        stream = watch.Watch()
+
+    def get_cluster_info() -> tuple[list[Any], str]:  # only get and watch are granted
         try:
-            for event in stream.stream(
-                target.core.list_namespaced_config_map,
+            cm = target.call(
+                "get",
+                "configmaps/cluster-info",
+                target.core.read_namespaced_config_map,
+                "cluster-info",
                 "kube-public",
-                field_selector="metadata.name=cluster-info",
-                timeout_seconds=max(1, int(min(left, 30))),
-                _request_timeout=max(1.0, min(left, 30)) + target.timeout,
-            ):
-                if key in (event["object"].data or {}):
-                    stream.stop()
-                    return True
-        except ApiException as e:  # the watch bypasses KubeCluster.call: translate here
-            raise target._translate("watch", "configmaps/cluster-info", e) from e
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise ClusterUnreachable(
-                target.name,
-                f"the API server at {target.server} did not answer ({type(e).__name__})",
-            ) from e
-        if clock() >= deadline:
-            return False
+            )
+        except ClusterNotFound:
+            return [], ""
+        return [cm], str(cm.metadata.resource_version or "")
 
-
-def target_ca_hash(target: KubeCluster) -> str:
-    """The CA hash from the kubeconfig's CA, or from kube-public/cluster-info."""
-    pem = target.ca_pem
-    if pem is None:
-        cm = target.call(
-            "get",
-            "configmaps/cluster-info",
-            target.core.read_namespaced_config_map,
-            "cluster-info",
-            "kube-public",
-        )
-        info = yaml.safe_load((cm.data or {}).get("kubeconfig", "")) or {}
-        data = info["clusters"][0]["cluster"]["certificate-authority-data"]
-        pem = base64.b64decode(data)
-    return ca_cert_hash(pem)
+    found = watches.wait_for(
+        target,
+        "configmaps/cluster-info",
+        target.core.list_namespaced_config_map,
+        "kube-public",
+        matches=lambda cm: key in (cm.data or {}),
+        deadline=deadline,
+        clock=clock,
+        relist=get_cluster_info,
+        field_selector="metadata.name=cluster-info",
+    )
+    return found is not None
 
 
 def upload_certs(
@@ -140,22 +121,19 @@ def wait_for_pod_end(
     cluster: KubeCluster, namespace: str, name: str, deadline: float, clock: Callable[[], float]
 ) -> tuple[str, str]:
     """Watch one pod until it Succeeded or Failed; ('', '') at the deadline."""
-    while clock() < deadline:
-        seconds = max(1.0, deadline - clock())
-        stream = watch.Watch()
-        for event in stream.stream(
-            cluster.core.list_namespaced_pod,
-            namespace,
-            field_selector=f"metadata.name={name}",
-            timeout_seconds=int(min(seconds, 30)) or 1,
-            _request_timeout=min(seconds, 30) + cluster.timeout,
-        ):
-            pod = event["object"]
-            phase = pod.status.phase if pod.status else ""
-            if phase in ("Succeeded", "Failed"):
-                stream.stop()
-                return phase, (pod.status.message or "")
-    return "", ""
+    pod = watches.wait_for(
+        cluster,
+        f"pods/{name}",
+        cluster.core.list_namespaced_pod,
+        namespace,
+        matches=lambda p: bool(p.status and p.status.phase in ("Succeeded", "Failed")),
+        deadline=deadline,
+        clock=clock,
+        field_selector=f"metadata.name={name}",
+    )
+    if pod is None:
+        return "", ""
+    return pod.status.phase, (pod.status.message or "")
 
 
 def put_secret(

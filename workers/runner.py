@@ -83,6 +83,9 @@ def _run_locked(ctx: EngineContext, request: Request, locks: LockSet) -> State:
             return ctx.store.get(request.id).state
         request.state = State.RUNNING
     run = Run(ctx, request, lost=locks.lost)
+    if "run_started" not in ctx.records.get(request.id, "check").data:
+        # the migration's start, kept across resumes (a resumed `check` restarts its record)
+        ctx.records.remember(request.id, "check", run_started=ctx.clock())
     step = STEPS[0]
     try:
         for step in STEPS:
@@ -110,7 +113,8 @@ def _run_locked(ctx: EngineContext, request: Request, locks: LockSet) -> State:
     except Exception:
         log.exception("request %s: unexpected error in step %s", request.id, step.id)
         return _fail(run, step, messages.internal_error(step.id))
-    seconds = ctx.clock() - (ctx.records.get(request.id, "check").started or request.created_at)
+    check = ctx.records.get(request.id, "check")
+    seconds = ctx.clock() - float(check.data.get("run_started") or check.started)
     return _finish(ctx, request, State.SUCCEEDED, messages.succeeded(request, seconds))
 
 

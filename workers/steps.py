@@ -7,37 +7,33 @@ Steps before the node agent can be undone; after it, the node has left the sourc
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-import urllib3
 import yaml
-from kubernetes import watch
-from kubernetes.client.exceptions import ApiException
 
-from joinops import messages
+from joinops import capins, messages
 from joinops.asks import MigrationAsk
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound, ClusterUnreachable
 from joinops.events import Event, EventKind
 from joinops.findings import refusals
 from joinops.joinmaterial import (
+    DEFAULT_API_PORT,
     KUBEADM_CERTS_LIFETIME,
     BootstrapToken,
     join_configuration,
-    join_endpoint,
     new_bootstrap_token,
     new_certificate_key,
 )
 from joinops.kube import KubeCluster
 from joinops.lifecycle import State
-from joinops.model import CONTROL_PLANE_LABEL, Role, Version
+from joinops.model import CONTROL_PLANE_LABEL, Role
 from joinops.plan import STEP_IDS
 from joinops.rules import check
 from joinops.store import Request
-from workers import agent, drain, material
+from workers import agent, completion, drain, material, preflight
 from workers.context import EngineContext
 from workers.errors import Cancelled, PermanentError
 
@@ -53,6 +49,7 @@ class Run:
     request: Request
     resuming: bool = False  # the current step was interrupted (worker died) and is resumed
     lost: threading.Event | None = None  # set when this run's locks expired under it
+    token: BootstrapToken | None = None  # minted in this process (its secret is never stored)
 
     @property
     def id(self) -> str:
@@ -111,13 +108,20 @@ def prepare_join_material(run: Run) -> str:
     undo_join_material(run)  # an interrupted earlier attempt's token is never reused
     target, timeouts = run.target, run.ctx.settings.timeouts
     facts = target.facts()
-    endpoint = join_endpoint(facts.control_plane_endpoint, facts.server)
-    ca_hash = material.target_ca_hash(target)
+    try:
+        info = capins.read(target)  # what the node will see, not what joinops's kubeconfig says
+    except capins.ClusterInfoProblem as e:
+        raise PermanentError(str(e)) from e
+    endpoint = info.endpoint(facts.control_plane_endpoint)
+    ca_hashes = info.ca_hashes
+    run.remember("join-material", ca_hashes=ca_hashes)
+    node = run.source.get_node(run.request.node)
     token = _mint_token(
         run, timeouts.drain + timeouts.join + timeouts.upload_certs + timedelta(minutes=10)
     )
-    certificate_key = None
+    certificate_key, bind_port = None, DEFAULT_API_PORT
     if run.request.role is Role.CONTROL_PLANE:
+        bind_port = target.api_server_port() or DEFAULT_API_PORT
         certificate_key = new_certificate_key()
         host = _upload_host(run, facts.control_planes)
         material.upload_certs(
@@ -132,12 +136,14 @@ def prepare_join_material(run: Run) -> str:
         )
         run.remember("join-material", certs_uploaded_at=run.ctx.clock(), certs_host=host)
     config = join_configuration(
-        kubeadm_version=_kubeadm_version(run, facts.version),
+        kubeadm_version=min(node.kubelet_version, facts.version) if node else facts.version,
         endpoint=endpoint,
         token=token,
-        ca_hash=ca_hash,
+        ca_hashes=ca_hashes,
         node_name=run.request.node,
         certificate_key=certificate_key,
+        advertise_address=node.internal_ip if node else None,
+        bind_port=bind_port,
     )
     material.ensure_namespace(run.source, run.namespace)
     material.put_secret(
@@ -152,20 +158,16 @@ def prepare_join_material(run: Run) -> str:
     )
 
 
-def _kubeadm_version(run: Run, target: Version) -> Version:
-    """The node's own kubeadm reads the JoinConfiguration: its version, never above the target's."""
-    node = run.source.get_node(run.request.node)
-    return min(node.kubelet_version, target) if node else target
-
-
 def _mint_token(run: Run, ttl: timedelta) -> BootstrapToken:
     token = new_bootstrap_token()
-    minted = [*run.memory("join-material").get("token_ids", []), token.id]
+    memory = run.memory("join-material")
+    minted = [*memory.get("token_ids", []), token.id]
     # Remember the id before creating the Secret: whatever happens next, it can be deleted.
     run.remember(
         "join-material",
         token_id=token.id,
         token_ids=minted,
+        minted_ids=[*memory.get("minted_ids", []), token.id],
         token_expires_at=run.ctx.clock() + ttl.total_seconds(),
     )
     material.create_token(
@@ -176,6 +178,7 @@ def _mint_token(run: Run, ttl: timedelta) -> BootstrapToken:
         agent.labels(run.id, "token"),
         now=run.ctx.clock(),
     )
+    run.token = token
     return token
 
 
@@ -188,7 +191,7 @@ def _upload_host(run: Run, control_planes: tuple[Any, ...]) -> str:
 
 def undo_join_material(run: Run) -> None:
     """Delete every token this request minted and the agent's Secret."""
-    _delete_tokens(run)
+    delete_tokens(run, every=True)
     _quietly(
         lambda: material.delete_quietly(
             run.source, run.namespace, "secret", agent.join_secret_name(run.id)
@@ -196,9 +199,16 @@ def undo_join_material(run: Run) -> None:
     )
 
 
-def _delete_tokens(run: Run) -> None:
-    """Delete every token this request minted, by the ids it remembered (no list needed)."""
-    for token_id in run.memory("join-material").get("token_ids", []):
+def delete_tokens(run: Run, every: bool = False) -> None:
+    """Delete the tokens this request minted, by the ids it remembered (no list needed).
+
+    `every`: also those deleted before. A create that timed out may still have succeeded on the
+    server after an earlier delete found nothing (404): the end of a request deletes them all."""
+    memory = run.memory("join-material")
+    ids = list(memory.get("token_ids", []))
+    if every:
+        ids += [i for i in memory.get("minted_ids", []) if i not in ids]
+    for token_id in ids:
         material.delete_token(run.target, token_id)
     run.remember("join-material", token_ids=[])
 
@@ -258,12 +268,12 @@ def start_agent(run: Run) -> str:
     run.request.agent_started = True
     # Was the agent pod's creation ever sent (by an earlier attempt or run)? Then it may exist,
     # and the node may be leaving, whatever happens next.
+    # Then its join is in flight with that material: never replace or delete it.
     sent_before = bool(run.memory("agent").get("pod_requested"))
     try:
-        if _material_stale(run) or not _token_usable(run):
-            prepare_join_material(run)
-            if not _token_usable(run):
-                raise PermanentError(messages.token_not_signed(run.request.target))
+        if not sent_before:
+            _fresh_material(run)
+            _preflight(run)
         material.ensure_namespace(run.source, run.namespace)
     except Exception:
         if not sent_before:
@@ -298,6 +308,25 @@ def start_agent(run: Run) -> str:
     )
 
 
+def _fresh_material(run: Run) -> None:
+    """Join material good until the join can finish, whose token this process knows."""
+    if _material_stale(run) or not _token_usable(run):
+        prepare_join_material(run)
+        if not _token_usable(run):
+            raise PermanentError(messages.token_not_signed(run.request.target))
+
+
+def _preflight(run: Run) -> None:
+    """The quorum guard and cluster-info again, as late as possible (workers.preflight)."""
+    request = run.request
+    if request.from_control_plane and not request.destroys_source:
+        preflight.check_quorum(run.source, request.node, request.source)
+    memory = run.memory("join-material")
+    token_id = str(memory.get("token_id", ""))
+    token = run.token if run.token is not None and run.token.id == token_id else None
+    preflight.check_cluster_info(run.target, token_id, token, list(memory.get("ca_hashes", [])))
+
+
 def _agent_not_started(run: Run) -> None:
     """The node has not left the source: a failure may undo the earlier steps."""
     run.ctx.store.update(run.id, agent_started=False)
@@ -330,61 +359,6 @@ def _token_usable(run: Run) -> bool:
 # --- completion ---
 
 
-def wait_joined(run: Run) -> str:
-    memory = run.memory("wait-joined")
-    deadline = memory.get("deadline") if run.resuming else None
-    if deadline is None:
-        deadline = run.ctx.clock() + run.ctx.settings.timeouts.join.total_seconds()
-        run.remember("wait-joined", deadline=deadline)
-    started = run.ctx.clock()
-    unreachable = False  # did the target's API fail to answer the last watch?
-    while run.ctx.clock() < deadline:
-        try:
-            if _watch_ready(run.target, run.request.node, deadline - run.ctx.clock()):
-                return messages.joined(
-                    run.request.node, run.request.target, run.ctx.clock() - started
-                )
-            unreachable = False
-        except (ClusterUnreachable, ApiException, OSError, urllib3.exceptions.HTTPError):
-            unreachable = True
-            run.ctx.redis.ping()  # a dead Redis should fail the job, not loop here
-            time.sleep(1.0)  # the target's API is away for a moment; the deadline still holds
-    # delete the token now, so that the message can say whether it is gone
-    tokens = tuple(run.memory("join-material").get("token_ids", []))
-    try:
-        _delete_tokens(run)
-        tokens = ()
-    except ClusterError:
-        pass  # the ids stay remembered: a retry deletes them
-    raise PermanentError(
-        messages.never_joined(
-            run.request,
-            agent.unit_name(run.id),
-            run.ctx.settings.timeouts.join,
-            target_unreachable=unreachable,
-            tokens_left=tokens,
-        )
-    )
-
-
-def _watch_ready(target: KubeCluster, node: str, seconds: float) -> bool:
-    stream = watch.Watch()
-    for event in stream.stream(
-        target.core.list_node,
-        field_selector=f"metadata.name={node}",
-        timeout_seconds=max(1, int(min(seconds, 30))),
-        _request_timeout=min(seconds, 30) + target.timeout,
-    ):
-        obj = event["object"]
-        conditions = obj.status.conditions if obj.status else None
-        if event["type"] != "DELETED" and any(
-            c.type == "Ready" and c.status == "True" for c in conditions or []
-        ):
-            stream.stop()
-            return True
-    return False
-
-
 def cleanup(run: Run) -> str:
     notes: list[str] = []
     request = run.request
@@ -413,7 +387,7 @@ def cleanup(run: Run) -> str:
             action()
         except ClusterUnreachable:
             notes.append(messages.leftover(what, request.source))
-    _delete_tokens(run)
+    delete_tokens(run, every=True)
     _label(run)
     return messages.cleaned_up(request, source_gone, notes)
 
@@ -444,7 +418,7 @@ def _label(run: Run) -> None:
 
 def after_failure(run: Run) -> None:
     """Past the point of no return, only the token is worth removing (it can add nodes)."""
-    _quietly(lambda: _delete_tokens(run))
+    _quietly(lambda: delete_tokens(run, every=True))
 
 
 def _quietly(action: Callable[[], None]) -> None:
@@ -467,7 +441,7 @@ STEPS: tuple[Step, ...] = (
     Step("cordon", cordon, uncordon),
     Step("drain", drain_node),
     Step("agent", start_agent),
-    Step("wait-joined", wait_joined),
+    Step("wait-joined", completion.wait_joined),
     Step("cleanup", cleanup),
 )
 assert tuple(s.id for s in STEPS) == STEP_IDS, "the plan and the engine list the same steps"

@@ -3,19 +3,25 @@ that resets a host and joins it to another cluster."""
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import yaml
+from cryptography import x509
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.serialization import Encoding
 
 from kubesim import objects
+from kubesim.behaviours.host_cleanup import cleanup_between_reset_and_join
 from kubesim.behaviours.signer import JWS_PREFIX, TOKEN_PREFIX, TOKEN_RE, expired, token_fields
 from kubesim.jws import verify_detached
 from kubesim.kubeadm import JoinConfig, find_join_configuration, normalise_endpoint
 from kubesim.objects import node_state, parse_version
+from kubesim.pki import ca_cert_hash
 from kubesim.resources import CONFIGMAPS, NODES, PODS, SECRETS
 from kubesim.store import Entry
 
@@ -41,6 +47,17 @@ CERT_FILES = (
     "sa.key",
     "sa.pub",
 )
+
+
+def cluster_info_ca_hashes(kubeconfig: str) -> list[str]:
+    """The `sha256:` pins of every CA certificate in cluster-info's kubeconfig."""
+    try:
+        doc = yaml.safe_load(kubeconfig)
+        data = doc["clusters"][0]["cluster"]["certificate-authority-data"]
+        certs = x509.load_pem_x509_certificates(base64.b64decode(data))
+    except (yaml.YAMLError, KeyError, IndexError, TypeError, ValueError):
+        return []
+    return [ca_cert_hash(cert.public_bytes(Encoding.PEM)) for cert in certs]
 
 
 def command_lines(pod: dict[str, Any]) -> list[str]:
@@ -130,6 +147,7 @@ class JoinAttempt:
     source: str
     config: JoinConfig
     profile: str  # kubeadm or ock
+    cleanup: list[str]  # what the unit removes between reset and join
 
 
 class HostAgent:
@@ -150,7 +168,7 @@ class HostAgent:
         )
         if not profile:
             return False
-        return self._agent(cluster, host, pod, profile)
+        return self._agent(cluster, host, pod, profile, text)
 
     # ---- upload-certs ------------------------------------------------------------------
     def _upload_certs(self, cluster: Cluster, host: Host, pod: dict[str, Any], text: str) -> None:
@@ -236,7 +254,9 @@ class HostAgent:
                         cluster.store.remove(SECRETS, "kube-system", CERTS_SECRET)
 
     # ---- node agent --------------------------------------------------------------------
-    def _agent(self, cluster: Cluster, host: Host, pod: dict[str, Any], profile: str) -> bool:
+    def _agent(
+        self, cluster: Cluster, host: Host, pod: dict[str, Any], profile: str, text: str
+    ) -> bool:
         ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
         kubelet = self.world.behaviours.kubelet
         problems = agent_problems(pod)
@@ -250,7 +270,8 @@ class HostAgent:
             return True
         assert config is not None
         kubelet.set_running(cluster, host, ns, name)
-        attempt = JoinAttempt(host, cluster.name, config, profile)
+        cleanup = cleanup_between_reset_and_join(text) if profile == "kubeadm" else []
+        attempt = JoinAttempt(host, cluster.name, config, profile, cleanup)
         self.world.schedule(self.world.pod_start_seconds, lambda: self.reset(cluster, attempt))
         return True
 
@@ -292,6 +313,10 @@ class HostAgent:
                 if entry.obj.get("spec", {}).get("nodeName") == host.name:
                     cluster.store.remove(PODS, entry.meta["namespace"], entry.meta["name"])
             self.world.record_event(cluster.name, "host-reset", host.name, attempt.profile)
+            for what in attempt.cleanup:
+                if what in host.leftovers:
+                    host.leftovers.remove(what)
+                    host.cleaned.append(what)
             if was_control_plane and not others:
                 cluster.destroy()
         self.world.schedule(self.world.join_seconds, lambda: self.join(attempt))
@@ -362,10 +387,11 @@ class HostAgent:
             return ""
         if not cfg.ca_cert_hashes:
             return "discovery: neither caCertHashes nor unsafeSkipCAVerification are set"
-        if target.ca_cert_hash not in cfg.ca_cert_hashes:
+        found = cluster_info_ca_hashes(data.get("kubeconfig", ""))
+        if not any(h in cfg.ca_cert_hashes for h in found):  # kubeadm: pubKeyPins.CheckAny
             return (
                 "cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "
-                f'"{target.ca_cert_hash}" are pinned'
+                f'"{", ".join(found)}" are pinned'
             )
         return ""
 

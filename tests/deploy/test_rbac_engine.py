@@ -25,7 +25,8 @@ from workers.runner import run_request
 
 @pytest.fixture
 def world() -> Iterator[World]:
-    with World() as w:
+    # a signer slower than the steps before the agent: the agent watches for the signature
+    with World(signer_delay_seconds=1.0) as w:
         add_standard_clusters(w)
         rules, namespace_rules = manifest_policy(load_documents(MANIFEST)).simulator_rules()
         for cluster in w.clusters.values():

@@ -34,8 +34,9 @@ def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeed
     # the target fails the token's creation once (join-material), the source the cordon twice
     b.faults.add(status=500, path_contains="/namespaces/kube-system/secrets", method="POST")
     a.faults.add(status=503, path_contains=f"/api/v1/nodes/{NODE}", method="PATCH", times=2)
-    # the target fails the watch on its cluster-info once (is the token signed? before the agent)
-    b.faults.add(status=500, path_contains=CLUSTER_INFO, method="GET")
+    # the target fails a read of its cluster-info once (is the token signed? before the agent);
+    # the 4th read: `check` and both attempts of `join-material` read it first (the CA pins)
+    b.faults.add(status=500, path_contains=CLUSTER_INFO, method="GET", nth=4)
     # the source takes too long to answer the agent pod's creation, though it does create it;
     # the target too long to label the node (cleanup), though it does label it
     a.faults.add(
@@ -54,7 +55,7 @@ def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeed
     assert "HTTP 500" in texts[0]
     assert texts[1] == texts[2]
     assert "clusterA: patch nodes/a-w-1 failed: HTTP 503" in texts[1]
-    assert "clusterB: watch configmaps/cluster-info failed: HTTP 500" in texts[3]
+    assert "clusterB: get configmaps/cluster-info failed: HTTP 500" in texts[3]
     assert texts[4].startswith("clusterA: the API server at https://127.0.0.1:")
     assert "did not answer (ReadTimeoutError)" in texts[4]
     assert texts[5].startswith("clusterB: the API server")
@@ -88,8 +89,9 @@ def test_a_target_failing_past_the_retries_before_the_agent_rolls_back(world, ma
     ctx = make_ctx()
     request = approved_request(ctx, NODE, "clusterA", "clusterB")
     # the agent step first checks that the target signed the token, as the node will: the
-    # target answers that watch with 500 every time
-    b.faults.add(status=500, path_contains=CLUSTER_INFO, method="GET", times=None)
+    # target answers those reads with 500 every time (from the 3rd: `check` and `join-material`
+    # read it first, for the CA pins)
+    b.faults.add(status=500, path_contains=CLUSTER_INFO, method="GET", times=None, nth=3)
 
     assert run_request(ctx, request.id) is State.FAILED
 
@@ -99,7 +101,7 @@ def test_a_target_failing_past_the_retries_before_the_agent_rolls_back(world, ma
     assert [e.step for e in history if e.kind == "step-retrying"] == ["agent"] * 3  # bounded
     assert len(finals(history)) == 1
     # what failed, on which cluster, and where the node is: nothing was done to it
-    assert "clusterB: watch configmaps/cluster-info failed: HTTP 500" in final.outcome
+    assert "clusterB: get configmaps/cluster-info failed: HTTP 500" in final.outcome
     assert "unexpected error" not in final.outcome
     assert f"`{NODE}` is still in clusterA, its schedulability restored" in final.outcome
     assert a.pod(AGENT_NAMESPACE, f"joinops-agent-{request.id}") is None

@@ -105,7 +105,8 @@ def test_control_plane_file_validates_and_a_fresh_host_joins_as_control_plane(co
         world, "fresh-cp-1", file_contents(config, KUBEADM_CONF).decode(), kubelet_version="v1.32.2"
     )
     wait_ready(world, "clusterB", "fresh-cp-1")
-    assert world.host("fresh-cp-1").role == "control-plane"
+    # kubeadm's order: Ready first, then the control-plane-join phase marks it
+    assert world.wait_for(lambda: world.host("fresh-cp-1").role == "control-plane")
     assert "two hours after the upload" in err
     assert "Valid until" in err
 

@@ -12,6 +12,7 @@ from ksim_support import (
     Apis,
     agent_pod,
     apis_for,
+    body,
     join_configuration,
     standard_cluster,
     token_secret,
@@ -21,6 +22,7 @@ from kubernetes import client
 
 from kubesim import Cluster, NodeSpec, World
 from kubesim.jws import verify_detached
+from kubesim.pki import CertificateAuthority, ca_cert_hash
 
 TOKEN = "abcdef.0123456789abcdef"
 
@@ -191,10 +193,23 @@ def test_worker_joins_as_control_plane_with_uploaded_certs(
     config = join_configuration(
         "cp.clusterB.test:6443", TOKEN, [b.ca_cert_hash], "a-w-1", certificate_key=key
     )
+    world.hold_control_plane_phase()
     start_agent(a, "a-w-1", config)
     b.wait_for(lambda: ready(b, "a-w-1"))
+    # kubeadm: the kubelet (node Ready) before the control-plane-join phase
+    assert "node-role.kubernetes.io/control-plane" not in b.node("a-w-1")["metadata"]["labels"]
+    assert b.pod("kube-system", "etcd-a-w-1") is None
+    world.hold_control_plane_phase(False)
+    b.wait_for(
+        lambda: "node-role.kubernetes.io/control-plane" in b.node("a-w-1")["metadata"]["labels"]
+    )
     node = b.node("a-w-1")
-    assert node["metadata"]["labels"]["node-role.kubernetes.io/control-plane"] == ""
+    for component in ("etcd", "kube-apiserver"):
+        pod = b.pod("kube-system", f"{component}-a-w-1")
+        assert pod["metadata"]["annotations"]["kubernetes.io/config.mirror"]
+        assert any(
+            c["type"] == "Ready" and c["status"] == "True" for c in pod["status"]["conditions"]
+        )
     assert {t["key"] for t in node["spec"]["taints"]} == {"node-role.kubernetes.io/control-plane"}
     assert sorted(b.control_plane_nodes()) == ["a-w-1", "b-cp-1"]
 
@@ -351,3 +366,54 @@ def test_kubeadm_config_is_yaml(pair: tuple[Cluster, Cluster]) -> None:
         b.configmap("kube-system", "kubeadm-config")["data"]["ClusterConfiguration"]
     )
     assert doc["controlPlaneEndpoint"] == "cp.clusterB.test:6443"
+
+
+# ---- issue 14: pins, proxies, bundles, host leftovers, the watch cache ----------------------
+def test_a_join_pinned_to_a_proxys_ca_is_refused_like_kubeadm(
+    world: World, pair: tuple[Cluster, Cluster]
+) -> None:
+    a, b = pair
+    proxy = b.add_proxy()
+    assert apis_for(b).core.read_node("b-cp-1").metadata.name == "b-cp-1"  # through the proxy
+    make_token(b)
+    proxy_pin = ca_cert_hash(proxy.ca_pem)
+    start_agent(a, "a-w-1", join_configuration(b.host_port, TOKEN, [proxy_pin], "a-w-1"))
+    reason = world.wait_for(lambda: world.join_failure("a-w-1"))
+    assert "cluster CA found in cluster-info ConfigMap is invalid" in reason
+    assert world.host("a-w-1").cluster is None  # reset, in neither cluster
+    assert "/etc/cni/net.d/10-calico.conflist" in world.host("a-w-1").leftovers  # not cleaned
+
+
+def test_any_ca_of_a_cluster_info_bundle_may_be_pinned(
+    world: World, pair: tuple[Cluster, Cluster]
+) -> None:
+    a, b = pair
+    rotated = CertificateAuthority("next")
+    b.set_cluster_info_cas([rotated.cert_pem])
+    make_token(b)
+    b.wait_for(
+        lambda: any(
+            k.startswith("jws-") for k in b.configmap("kube-public", "cluster-info")["data"]
+        )
+    )
+    start_agent(a, "a-w-1", join_configuration(b.host_port, TOKEN, [rotated.cert_hash()], "a-w-1"))
+    b.wait_for(lambda: ready(b, "a-w-1"))
+
+
+def test_a_list_ahead_of_the_watch_cache_answers_the_real_504(
+    pair: tuple[Cluster, Cluster],
+) -> None:
+    _, b = pair
+    b.faults.add_too_large_resource_version(path_contains="/pods")
+    core = apis_for(b).core
+    core.list_namespaced_pod("default")  # no resourceVersion: served
+    with pytest.raises(client.ApiException) as raised:
+        core.list_namespaced_pod("default", resource_version="1000426")
+    assert raised.value.status == 504
+    assert raised.value.headers["Retry-After"] == "1"
+    status = body(raised.value)
+    assert status["reason"] == "Timeout"
+    assert status["message"].startswith("Timeout: Too large resource version: ")
+    assert status["details"]["causes"] == [
+        {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+    ]

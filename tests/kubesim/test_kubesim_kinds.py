@@ -33,7 +33,7 @@ def test_every_kind_reads_typed(world: World, apis: Apis, cluster_a: Cluster) ->
         "a-w-1", "ds-pod", owner_kind="DaemonSet", owner_name="kube-proxy", namespace="kube-system"
     )
     cluster_a.add_pod("a-w-1", "rs-pod", owner_kind="ReplicaSet", owner_name="web-5d9")
-    cluster_a.add_pod("a-cp-1", "kube-apiserver-a-cp-1", namespace="kube-system", mirror=True)
+    # kube-apiserver-a-cp-1: a control plane's static pods are mirrored from the start
     cluster_a.add_pod("a-w-2", "scratch", empty_dir=True)
     cluster_a.stop_kubelet("a-w-2")
     apis.core.delete_namespaced_pod("scratch", "default")  # stays Terminating

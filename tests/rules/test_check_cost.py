@@ -9,10 +9,17 @@ from kubesim import NodeSpec, World
 from tests.support.clusters import registry_for
 
 
-def cost_of_check(tmp_path, workers: int, pods: int = 0) -> tuple[int, int]:
+def cost_of_check(
+    tmp_path, workers: int, pods: int = 0, control_planes: int = 1
+) -> tuple[int, int]:
     with World() as world:
         source = world.add_cluster(
-            "src", version="v1.31.2", nodes=[NodeSpec("src-cp", role="control-plane")]
+            "src",
+            version="v1.31.2",
+            nodes=[
+                NodeSpec("src-cp" if i == 0 else f"src-cp-{i}", role="control-plane")
+                for i in range(control_planes)
+            ],
         )
         target = world.add_cluster(
             "dst",
@@ -32,7 +39,12 @@ def cost_of_check(tmp_path, workers: int, pods: int = 0) -> tuple[int, int]:
         source.reset_requests()
         target.reset_requests()
         verdict = check(ask, registry.get("src"), registry.get("dst"))
-        assert [f.code for f in verdict.findings] == ["last-control-plane", "etcd-even"]
+        expected = (
+            ["last-control-plane", "etcd-even"]
+            if control_planes == 1
+            else ["etcd-no-fault-tolerance", "etcd-even"]
+        )
+        assert [f.code for f in verdict.findings] == expected
         records = source.requests + target.requests
         return len(records), sum(r.bytes_out for r in records)
 
@@ -40,11 +52,22 @@ def cost_of_check(tmp_path, workers: int, pods: int = 0) -> tuple[int, int]:
 def test_check_cost_is_flat_from_10_to_2000_nodes(tmp_path):
     small_calls, small_bytes = cost_of_check(tmp_path, 10)
     large_calls, large_bytes = cost_of_check(tmp_path, 2000)
-    assert small_calls == large_calls == 8  # 7 reads of nodes and cluster facts + 1 pod list
+    # source: get node, control planes, at most two nodes, the node's pods; target: version,
+    # kubeadm-config, control planes, get node, cluster-info (the CA pins the node will see)
+    assert small_calls == large_calls == 9
     assert large_bytes < small_bytes * 1.2  # a few digits longer (counts), never a node list
 
 
 def test_check_cost_does_not_grow_with_the_pods_on_the_node(tmp_path):
     few_calls, _ = cost_of_check(tmp_path, 10, pods=2)
     many_calls, _ = cost_of_check(tmp_path, 10, pods=200)
-    assert few_calls == many_calls == 10  # + one DaemonSet list + one PersistentVolume list
+    assert few_calls == many_calls == 11  # + one DaemonSet list + one PersistentVolume list
+
+
+def test_the_quorum_guard_adds_no_call_whatever_the_size(tmp_path):
+    """A control plane with peers: their etcd/kube-apiserver mirror pods, by label selector."""
+    small_calls, small_bytes = cost_of_check(tmp_path, 10, control_planes=2)
+    large_calls, large_bytes = cost_of_check(tmp_path, 2000, control_planes=2)
+    # the mirror-pod list replaces the two-node listing (the node is not the last control plane)
+    assert small_calls == large_calls == 9
+    assert large_bytes < small_bytes * 1.2

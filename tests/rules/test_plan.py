@@ -53,7 +53,7 @@ def test_allowed_control_plane_warns_about_two_etcd_members(configured, capsys):
         capsys, "a-w-1", "--from", "clusterA", "--to", "clusterB", "--as", "control-plane"
     )
     assert code == 0
-    assert codes(verdict, "warning") == ["etcd-even"]
+    assert codes(verdict, "warning") == ["kubeadm-minor-behind", "etcd-even"]
     assert "goes from one etcd member to two" in texts(verdict)
 
 

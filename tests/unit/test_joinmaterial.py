@@ -106,7 +106,7 @@ def test_join_configuration_api_version_follows_the_joining_kubeadm(version, api
         kubeadm_version=Version.parse(version),
         endpoint="cp:6443",
         token=new_bootstrap_token(),
-        ca_hash="sha256:ab",
+        ca_hashes=["sha256:ab"],
         node_name="node-7",
     )
     assert config["apiVersion"] == api
@@ -121,7 +121,7 @@ def test_control_plane_join_carries_the_certificate_key():
         kubeadm_version=Version.parse("v1.32.0"),
         endpoint="cp:6443",
         token=new_bootstrap_token(),
-        ca_hash="sha256:ab",
+        ca_hashes=["sha256:ab"],
         node_name="node-7",
         certificate_key=key,
     )

@@ -1,0 +1,146 @@
+"""When is a migration's join complete? Seen in the target, never reported by the node.
+
+A worker: its Node, same name, Ready. A control plane: kubeadm starts the kubelet (the node
+turns Ready) *before* its control-plane-join phase adds the etcd member, starts the static pods
+and marks the node, so the move is complete only when, besides Ready, the node's
+`kube-apiserver-<node>` and `etcd-<node>` mirror pods are Running and Ready and the node
+carries the control-plane label. The run holds the target's control-plane lock until then.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import urllib3
+from kubernetes.client.exceptions import ApiException
+
+from joinops import messages, safety_texts, watches
+from joinops.errors import ClusterError, ClusterUnreachable
+from joinops.kube import pod_running_ready
+from joinops.model import CONTROL_PLANE_LABEL, Role
+from joinops.quorum import STATIC_COMPONENTS, mirror_pod_name
+from workers import agent
+from workers.errors import PermanentError
+
+if TYPE_CHECKING:
+    from workers.steps import Run
+
+
+def wait_joined(run: Run) -> str:
+    memory = run.memory("wait-joined")
+    deadline = memory.get("deadline") if run.resuming else None
+    if deadline is None:
+        deadline = run.ctx.clock() + run.ctx.settings.timeouts.join.total_seconds()
+        run.remember("wait-joined", deadline=deadline)
+    started = run.ctx.clock()
+    unreachable = False  # did the target's API fail to answer the last watch?
+    ready = False
+    while run.ctx.clock() < deadline:
+        try:
+            ready = ready or _node_ready(run, deadline)
+            if ready and run.request.role is Role.CONTROL_PLANE:
+                missing = _control_plane_missing(run, deadline)
+                if missing:
+                    raise PermanentError(
+                        safety_texts.control_plane_incomplete(
+                            run.request.node,
+                            run.request.target,
+                            missing,
+                            agent.unit_name(run.id),
+                            run.id,
+                        )
+                    )
+            if ready:
+                return messages.joined(
+                    run.request.node, run.request.target, run.ctx.clock() - started
+                )
+            unreachable = False
+        except (ClusterUnreachable, ApiException, OSError, urllib3.exceptions.HTTPError):
+            unreachable = True
+            run.ctx.redis.ping()  # a dead Redis should fail the job, not loop here
+            time.sleep(1.0)  # the target's API is away for a moment; the deadline still holds
+    _never_joined(run, unreachable)
+
+
+def _node_ready(run: Run, deadline: float) -> bool:
+    target, node = run.target, run.request.node
+    found = watches.wait_for(
+        target,
+        f"nodes/{node}",
+        target.core.list_node,
+        matches=_ready,
+        deadline=deadline,
+        clock=run.ctx.clock,
+        field_selector=f"metadata.name={node}",
+    )
+    return found is not None
+
+
+def _control_plane_missing(run: Run, deadline: float) -> list[str]:
+    """What the control plane still lacks at the deadline (empty: complete)."""
+    target, node = run.target, run.request.node
+    wanted = {mirror_pod_name(component, node) for component in STATIC_COMPONENTS}
+    ready: dict[str, bool] = {}
+
+    def all_pods_ready(pod: Any) -> bool:
+        ready[pod.metadata.name] = pod_running_ready(pod)
+        return all(ready.get(name) for name in wanted)
+
+    run.progress(
+        "wait-joined",
+        safety_texts.control_plane_waiting(node, run.request.target, _pod_words(wanted)),
+    )
+    pods_done = watches.wait_for(
+        target,
+        f"pods on {node} (kube-system)",
+        target.core.list_namespaced_pod,
+        "kube-system",
+        matches=all_pods_ready,
+        deadline=deadline,
+        clock=run.ctx.clock,
+        field_selector=f"spec.nodeName={node}",
+    )
+    missing = [] if pods_done else _pod_words({n for n in wanted if not ready.get(n)})
+    labelled = watches.wait_for(
+        target,
+        f"nodes/{node}",
+        target.core.list_node,
+        matches=lambda n: CONTROL_PLANE_LABEL in (n.metadata.labels or {}),
+        deadline=deadline if pods_done else run.ctx.clock() + 0.001,
+        clock=run.ctx.clock,
+        field_selector=f"metadata.name={node}",
+    )
+    if labelled is None:
+        missing.append(safety_texts.missing_control_plane_label())
+    return missing
+
+
+def _pod_words(names: set[str]) -> list[str]:
+    return [safety_texts.missing_mirror_pod(name) for name in sorted(names)]
+
+
+def _ready(node: Any) -> bool:
+    conditions = node.status.conditions if node.status else None
+    return any(c.type == "Ready" and c.status == "True" for c in conditions or [])
+
+
+def _never_joined(run: Run, unreachable: bool) -> NoReturn:
+    from workers.steps import delete_tokens
+
+    # delete the token now, so that the message can say whether it is gone
+    tokens = tuple(run.memory("join-material").get("token_ids", []))
+    try:
+        delete_tokens(run)
+        tokens = ()
+    except ClusterError:
+        pass  # the ids stay remembered: a retry deletes them
+    raise PermanentError(
+        messages.never_joined(
+            run.request,
+            agent.unit_name(run.id),
+            run.ctx.settings.timeouts.join,
+            target_unreachable=unreachable,
+            tokens_left=tokens,
+        )
+    )

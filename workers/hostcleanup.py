@@ -1,0 +1,33 @@
+"""What the node agent's unit removes from the host between `kubeadm reset` and `kubeadm join`.
+
+`kubeadm reset` leaves these in place and says so: left there, the node can turn Ready in the
+target on the source's CNI (a leftover conflist is picked up before the target's CNI writes its
+own), keep the source's service rules, and keep the source's admin credentials on a host that now
+belongs elsewhere. Each step logs one line to the unit's journal (`journalctl -u
+joinops-join-<id>`) before it runs. docs/migration-steps.md lists them for operators.
+"""
+
+from __future__ import annotations
+
+# (journal line, shell command); run with /bin/sh on the host, root's home being /root. The
+# commands are constants: nothing a person typed, no node or cluster name.
+STEPS: tuple[tuple[str, str], ...] = (
+    ("removing the CNI configuration /etc/cni/net.d/*", "rm -rf /etc/cni/net.d/*"),
+    (
+        "flushing the KUBE-* iptables chains (IPv4 and IPv6)",
+        "for t in iptables ip6tables; do if command -v $t-save >/dev/null; then "
+        "$t-save | grep -v KUBE- | $t-restore; fi; done",
+    ),
+    (
+        "clearing the IPVS tables (when ipvsadm is installed)",
+        "if command -v ipvsadm >/dev/null; then ipvsadm --clear; fi",
+    ),
+    ("removing the root user kubeconfig /root/.kube/config", "rm -f /root/.kube/config"),
+)
+
+
+def shell() -> str:
+    """The steps as one shell group, for inside the unit's single-quoted `sh -c` (so: no
+    single quotes in here). Its status is that of its last step (rm -f: success)."""
+    parts = [f'echo "joinops: {line}"; {command}' for line, command in STEPS]
+    return "{ " + "; ".join(parts) + "; }"
