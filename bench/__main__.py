@@ -83,7 +83,7 @@ def footprint_result(footprint: Footprint) -> Result:
 
 def blocked_ack() -> str | None:
     """Why the ack benchmark cannot run yet, if it cannot."""
-    for module in ("bot.serve", "joinops.cli.serve_cmd"):
+    for module in ("bot.serve", "cli.serve_cmd"):
         if importlib.util.find_spec(module) is None:
             return f"{module} does not exist yet: `joinops serve --http` cannot run"
     return None

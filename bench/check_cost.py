@@ -16,10 +16,10 @@ from pathlib import Path
 
 from bench.report import Figure, Result
 from bench.support import median, settings_for
-from joinops.asks import MigrationAsk
-from joinops.clusters import ClusterRegistry
-from joinops.model import Role
-from joinops.rules import check
+from joinops.clusters.registry import ClusterRegistry
+from joinops.requests.model import Role
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.check import check
 from kubesim import Cluster, NodeSpec, World
 
 FLAT_BYTES = 1.2  # bytes may grow by this factor (counts get more digits), requests not at all

@@ -18,8 +18,8 @@ from kubernetes import client, watch
 
 from bench.report import Figure, Result
 from bench.support import median, settings_for
-from joinops.clusters import ClusterRegistry
-from joinops.kube import KubeCluster
+from joinops.clusters.kube import KubeCluster
+from joinops.clusters.registry import ClusterRegistry
 from kubesim import Cluster, NodeSpec, World
 from workers import drain
 

@@ -15,7 +15,7 @@ from typing import Any
 from kubernetes import client
 
 from bench.report import Figure, Result
-from joinops.kube import KubeCluster
+from joinops.clusters.kube import KubeCluster
 from kubesim import Cluster, NodeSpec, World
 from kubesim.kubectl_binary import kubectl_path
 from workers import drain

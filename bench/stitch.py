@@ -1,6 +1,6 @@
 """Stitch: N single-node clusters into one target, one batch vs one migration after another.
 
-Measured: a batch (`joinops.batch.plan_nodes` + `create_batch`, started the way an approval
+Measured: a batch (`joinops.rules.batch.plan_nodes` + `create_batch`, started the way an approval
 starts it) carried out by real `joinops worker` processes with `max_parallel` set, from the
 batch's start to its final event. Compared against the same N migrations, checked beforehand,
 enqueued one after another on the same workers, each waited for before the next. Also: API
@@ -34,16 +34,16 @@ from bench.support import (
     wait_workers_ready,
     write_config,
 )
-from joinops import batch as batches
-from joinops.asks import MigrationAsk
-from joinops.clusters import ClusterRegistry
-from joinops.events import EventKind, RedisEventLog
-from joinops.lifecycle import State
-from joinops.model import Role
+from joinops.clusters.registry import ClusterRegistry
 from joinops.queue import enqueue_batch_advance, enqueue_migration
-from joinops.rules import check
+from joinops.requests.events import EventKind, RedisEventLog
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
+from joinops.requests.store import Request, RequestStore
+from joinops.rules import batch as batches
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.check import check
 from joinops.settings import Settings
-from joinops.store import Request, RequestStore
 from kubesim import Cluster, NodeSpec, World
 
 BATCH_TIMEOUT = 300.0  # seconds one run may take before the benchmark gives up

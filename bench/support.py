@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 import redis
 import yaml
 
-from joinops.events import Event, RedisEventLog
+from joinops.requests.events import Event, RedisEventLog
 from joinops.settings import FileConfig, Secrets, Settings, build_settings
 from kubesim import World
 

@@ -29,8 +29,8 @@ from slack_bolt.response import BoltResponse
 from bot import blocks, grammar, payloads, texts
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
-from joinops.audit import Action
-from joinops.ids import is_request_id
+from joinops.requests.audit import Action
+from joinops.requests.ids import is_request_id
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from bot.availability import StoreCheck, StoreProbe
 from bot.commands import SlashCommands
 from bot.context import BotContext
 from bot.slack_retry import TransientSlackErrors
-from joinops.clusters import ClusterRegistry
+from joinops.clusters.registry import ClusterRegistry
 from joinops.settings import Settings
 
 log = logging.getLogger(__name__)

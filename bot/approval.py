@@ -20,19 +20,19 @@ from bot.batch import Batches
 from bot.context import BotContext
 from bot.ignition import Ignitions
 from bot.message import RequestMessages
-from joinops import ignition_request as ir
 from joinops import messages
-from joinops.asks import MigrationAsk
-from joinops.audit import Action
 from joinops.errors import ConfigError
-from joinops.events import Event, EventKind
-from joinops.findings import refusals
-from joinops.ids import is_request_id
-from joinops.lifecycle import State
+from joinops.ignition import request as ir
 from joinops.logs import request_context
 from joinops.queue import enqueue_migration
-from joinops.rules import check
-from joinops.store import Request
+from joinops.requests.audit import Action
+from joinops.requests.events import Event, EventKind
+from joinops.requests.ids import is_request_id
+from joinops.requests.lifecycle import State
+from joinops.requests.store import Request
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.check import check
+from joinops.rules.findings import refusals
 
 log = logging.getLogger(__name__)
 

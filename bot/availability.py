@@ -27,7 +27,7 @@ from slack_sdk.errors import SlackApiError, SlackRequestError
 from bot import blocks, grammar, payloads, texts
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
-from joinops.store import Request
+from joinops.requests.store import Request
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Several nodes in one request: `/join n1 n2 n3 to DST [from SRC] [as ROLE]`, `/join all from
 SRC to DST`.
 
-The plan (`joinops.batch`) is judged as a whole and posted as one request message with a table
+The plan (`joinops.rules.batch`) is judged as a whole and posted as one request message with a table
 (`bot.batch_view`); refusals about the batch come first, and the buttons only appear when the
 whole plan is allowed. One approval approves every node (`approve_children`) and asks a worker
 to start what may start (`enqueue_batch_advance`); the workers then run each node as an ordinary
@@ -28,12 +28,12 @@ from bot.availability import store_answers
 from bot.context import BotContext
 from bot.message import SLACK_ERRORS, RequestMessages, slack_error
 from joinops import messages
-from joinops.audit import Action
-from joinops.batch import BatchPlan, approve_children, create_batch
-from joinops.events import Event, EventKind
-from joinops.lifecycle import State
 from joinops.queue import enqueue_batch_advance, schedule_expiry
-from joinops.store import Request
+from joinops.requests.audit import Action
+from joinops.requests.events import Event, EventKind
+from joinops.requests.lifecycle import State
+from joinops.requests.store import Request
+from joinops.rules.batch import BatchPlan, approve_children, create_batch
 
 log = logging.getLogger(__name__)
 

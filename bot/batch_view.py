@@ -1,6 +1,6 @@
 """What a batch request message shows: its plan as stored, and each node's state now.
 
-A batch (kind `batch`, see `joinops.batch`) keeps in `extra`, besides `children`:
+A batch (kind `batch`, see `joinops.rules.batch`) keeps in `extra`, besides `children`:
 
 - `rows`: the plan's table, JSON: per node its source, role, kubelet and target versions, the
   nodes it waits for, its findings and whether moving it empties its source;
@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bot import blocks, texts
-from joinops.batch import BatchPlan
-from joinops.lifecycle import State
-from joinops.store import Request, RequestStore
+from joinops.requests.lifecycle import State
+from joinops.requests.store import Request, RequestStore
+from joinops.rules.batch import BatchPlan
 
 ROWS = "rows"
 FINDINGS = "batch_findings"

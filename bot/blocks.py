@@ -23,10 +23,10 @@ from slack_sdk.models.blocks import (
 )
 
 from bot import texts
-from joinops.plan import STEP_IDS
-from joinops.steprecords import StepRecord
-from joinops.store import Request
-from joinops.survey import ClusterRow
+from joinops.clusters.survey import ClusterRow
+from joinops.requests.plan import STEP_IDS
+from joinops.requests.steprecords import StepRecord
+from joinops.requests.store import Request
 
 APPROVE_ACTION = "join_approve"
 REJECT_ACTION = "join_reject"

@@ -28,20 +28,20 @@ from bot.batch import Batches
 from bot.context import BotContext
 from bot.ignition import Ignitions
 from bot.message import SLACK_ERRORS, RequestMessages, findings_json, slack_error
-from joinops import batch as batches
-from joinops import ignition_request as ir
-from joinops.asks import MigrationAsk, validate_ask
-from joinops.audit import Action
+from joinops.clusters.survey import survey
 from joinops.errors import ConfigError, UsageError
-from joinops.events import Event, EventKind
-from joinops.findings import refusals
-from joinops.ids import new_request_id
-from joinops.lifecycle import State
+from joinops.ignition import request as ir
 from joinops.messages import cancelled as cancelled_outcome
 from joinops.queue import enqueue_batch_advance, schedule_expiry
-from joinops.rules import check
-from joinops.store import Request
-from joinops.survey import survey
+from joinops.requests.audit import Action
+from joinops.requests.events import Event, EventKind
+from joinops.requests.ids import new_request_id
+from joinops.requests.lifecycle import State
+from joinops.requests.store import Request
+from joinops.rules import batch as batches
+from joinops.rules.asks import MigrationAsk, validate_ask
+from joinops.rules.check import check
+from joinops.rules.findings import refusals
 
 log = logging.getLogger(__name__)
 

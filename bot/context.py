@@ -10,12 +10,12 @@ from redis import Redis
 from slack_sdk import WebClient
 
 from bot.authz import Approvers, GroupMembers, lookup_client
-from joinops.audit import AuditLog
-from joinops.clusters import ClusterRegistry
-from joinops.events import RedisEventLog
+from joinops.clusters.registry import ClusterRegistry
+from joinops.requests.audit import AuditLog
+from joinops.requests.events import RedisEventLog
+from joinops.requests.steprecords import StepRecords
+from joinops.requests.store import RequestStore
 from joinops.settings import Settings
-from joinops.steprecords import StepRecords
-from joinops.store import RequestStore
 
 
 @dataclass

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import NoReturn, TypeAlias
 
 from bot import texts
-from joinops.model import Role
+from joinops.requests.model import Role
 
 ROLE_SPELLINGS: Mapping[str, Role] = {
     "worker": Role.WORKER,

@@ -2,7 +2,7 @@
 
 The file carries a bootstrap token (and, for a control plane, the certificate key): whoever holds
 it can add nodes to the cluster until it expires. So it goes through the same approval as a
-migration, and once a worker has made it (`workers.ignition_job`, which leaves it in Redis for
+migration, and once a worker has made it (`workers.ignition.job`, which leaves it in Redis for
 15 minutes) the relay hands it here on the request's final state: it is uploaded into a direct
 message with the requester (`conversations.open` + `files_upload_v2`) and deleted from Redis.
 The channel's thread records who asked, who approved, the expiry and the SHA-256 — never the
@@ -35,16 +35,17 @@ from bot.message import (
     ignition_refusal_view,
     slack_error,
 )
-from joinops import ignition_request as ir
-from joinops import ignition_texts, messages
-from joinops.audit import Action
+from joinops import messages
 from joinops.errors import ClusterError, ConfigError
-from joinops.events import Event, EventKind
-from joinops.ids import new_request_id
-from joinops.lifecycle import State
-from joinops.model import Role
+from joinops.ignition import request as ir
+from joinops.ignition import texts as ignition_texts
 from joinops.queue import enqueue_ignition, schedule_expiry
-from joinops.store import Request
+from joinops.requests.audit import Action
+from joinops.requests.events import Event, EventKind
+from joinops.requests.ids import new_request_id
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
+from joinops.requests.store import Request
 
 log = logging.getLogger(__name__)
 

@@ -21,18 +21,18 @@ from slack_sdk.models.blocks import Block
 
 from bot import batch_view, blocks, texts
 from bot.context import BotContext
-from joinops import ignition_request as ir
-from joinops.asks import MigrationAsk
-from joinops.lifecycle import State
-from joinops.model import Role
-from joinops.plan import plan_steps
-from joinops.rules import Verdict
-from joinops.store import Request
+from joinops.ignition import request as ir
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
+from joinops.requests.plan import plan_steps
+from joinops.requests.store import Request
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.check import Verdict
 
 log = logging.getLogger(__name__)
 
 LOCK_SECONDS = 30  # the longest one render-and-update may hold the message
-BATCH = "batch"  # the kind of a request for several nodes (joinops.batch)
+BATCH = "batch"  # the kind of a request for several nodes (joinops.rules.batch)
 DELIVERY = "delivery"  # an Ignition request's delivery: DELIVERED or why not
 DELIVERED = "sent"
 SLACK_ERRORS = (SlackApiError, SlackRequestError, OSError)

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from bot.blocks import APPROVE_ACTION, REJECT_ACTION
-from joinops.ids import is_request_id
+from joinops.requests.ids import is_request_id
 
 OUR_ACTIONS = (APPROVE_ACTION, REJECT_ACTION)
 

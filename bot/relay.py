@@ -35,11 +35,11 @@ from bot.batch import Batches
 from bot.context import BotContext
 from bot.ignition import Ignitions
 from bot.message import RequestMessages
-from joinops import ignition_request as ir
-from joinops.events import GLOBAL_STREAM, Event, EventKind
+from joinops.ignition import request as ir
 from joinops.logs import request_context
-from joinops.plan import STEP_IDS
-from joinops.store import Request
+from joinops.requests.events import GLOBAL_STREAM, Event, EventKind
+from joinops.requests.plan import STEP_IDS
+from joinops.requests.store import Request
 
 log = logging.getLogger(__name__)
 

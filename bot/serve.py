@@ -29,9 +29,9 @@ from bot.context import BotContext
 from bot.http import SlackWsgi
 from bot.relay import Relay
 from joinops import metrics
-from joinops.clusters import ClusterRegistry
+from joinops.clusters.kube import warm_up
+from joinops.clusters.registry import ClusterRegistry
 from joinops.errors import ConfigError
-from joinops.kube import warm_up
 from joinops.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from joinops.model import Version
+from joinops.requests.model import Version
 
 DEFAULT_API_PORT = 6443
 TOKEN_ALPHABET = string.ascii_lowercase + string.digits

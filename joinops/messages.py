@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from joinops.model import Role, Version
+from joinops.requests.model import Role, Version
 
 # --- rule findings ---
 

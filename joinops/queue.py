@@ -15,7 +15,7 @@ from joinops.settings import Settings
 QUEUE = "joinops"
 MIGRATE = "workers.jobs.run_migration"
 EXPIRE = "workers.jobs.expire_request"
-IGNITION = "workers.ignition_job.generate_ignition"
+IGNITION = "workers.ignition.job.generate_ignition"
 ADVANCE_BATCH = "workers.batch.advance"
 
 

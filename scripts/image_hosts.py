@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from joinops.cli.sandbox_cmd import SANDBOX_CLUSTERS
+from cli.sandbox_cmd import SANDBOX_CLUSTERS
 from kubesim import NodeSpec, World
 from slacksim import SlackSim
 

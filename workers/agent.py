@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from joinops.ids import is_request_id
+from joinops.requests.ids import is_request_id
 from workers import hostcleanup
 
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "joinops"}

@@ -18,11 +18,11 @@ from __future__ import annotations
 import logging
 
 from joinops import messages
-from joinops.events import Event, EventKind
-from joinops.lifecycle import State
-from joinops.model import Role
 from joinops.queue import enqueue_migration
-from joinops.store import Request
+from joinops.requests.events import Event, EventKind
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
+from joinops.requests.store import Request
 from workers import context
 from workers.context import EngineContext
 from workers.locks import holder_of, node_lock

@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from joinops import messages, safety_texts, watches
+from joinops import messages
+from joinops.clusters import watches
+from joinops.clusters.kube import pod_running_ready
 from joinops.errors import ClusterError, ClusterUnreachable
-from joinops.kube import pod_running_ready
-from joinops.model import CONTROL_PLANE_LABEL, Role
-from joinops.quorum import STATIC_COMPONENTS, mirror_pod_name
+from joinops.requests.model import CONTROL_PLANE_LABEL, Role
+from joinops.rules import safety_texts
+from joinops.rules.quorum import STATIC_COMPONENTS, mirror_pod_name
 from workers import agent
 from workers.errors import PermanentError
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 
 import redis
 
-from joinops.audit import AuditLog
-from joinops.clusters import ClusterRegistry
-from joinops.events import RedisEventLog, Reporter
+from joinops.clusters.registry import ClusterRegistry
+from joinops.requests.audit import AuditLog
+from joinops.requests.events import RedisEventLog, Reporter
+from joinops.requests.steprecords import StepRecords
+from joinops.requests.store import RequestStore
 from joinops.settings import Settings, load_settings
-from joinops.steprecords import StepRecords
-from joinops.store import RequestStore
 
 
 @dataclass

@@ -4,8 +4,9 @@ Evictions go through the eviction API so PodDisruptionBudgets are honoured; a 42
 with backoff until the drain's deadline, and the other answers are read as `kubectl drain` reads
 them (`eviction_answers`). Pods already terminating are waited for, not evicted again, so a
 resumed drain never evicts twice. The pods are classified as the rules did before approval
-(`joinops.podsafety`): DaemonSet and mirror pods are left alone, and a pod that would be lost for
-good (no controller, node-local volume) stops the drain before any eviction unless it is forced.
+(`joinops.rules.podsafety`): DaemonSet and mirror pods are left alone, and a pod that would be
+lost for good (no controller, node-local volume) stops the drain before any eviction unless it is
+forced.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 from tenacity import Retrying, retry_if_exception, stop_when_event_set, wait_exponential_jitter
 
-from joinops import messages, podsafety, watches
+from joinops import messages
+from joinops.clusters import watches
+from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterError
-from joinops.kube import KubeCluster
 from joinops.metrics import EVICTIONS, EVICTIONS_REFUSED
+from joinops.rules import podsafety
 from workers.errors import PermanentError
 from workers.eviction_answers import Meaning, budgets_selecting, meaning
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from joinops.kube import KubeCluster
+from joinops.clusters.kube import KubeCluster
 
 SEVERAL_BUDGETS = "more than one PodDisruptionBudget"
 

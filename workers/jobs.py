@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from joinops.audit import Action
-from joinops.events import Event, EventKind
-from joinops.lifecycle import State
 from joinops.queue import enqueue_batch_advance
+from joinops.requests.audit import Action
+from joinops.requests.events import Event, EventKind
+from joinops.requests.lifecycle import State
 from workers import context
 from workers.context import EngineContext
 from workers.runner import run_request

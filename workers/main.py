@@ -7,7 +7,7 @@ import os
 from rq import SimpleWorker
 
 from joinops import logs, metrics
-from joinops.kube import warm_up
+from joinops.clusters.kube import warm_up
 from joinops.queue import QUEUE
 from joinops.settings import Settings
 from workers import context

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from joinops import watches
+from joinops.clusters import watches
+from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterNotFound
 from joinops.joinmaterial import BootstrapToken, token_secret
-from joinops.kube import KubeCluster
 from workers import agent
 from workers.errors import PermanentError
 

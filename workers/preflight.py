@@ -2,7 +2,7 @@
 
 Right before the node agent starts, as late as possible:
 - a control plane leaving a source with other control planes: the etcd quorum guard again
-  (`joinops.quorum`); a peer that went NotReady since the request was made stops the move;
+  (`joinops.rules.quorum`); a peer that went NotReady since the request was made stops the move;
 - the target's cluster-info, read again as the node will read it: signed for this request's
   token (the JWS checked with the token's secret, as kubeadm does), and carrying exactly the CA
   certificates the JoinConfiguration pins.
@@ -11,10 +11,11 @@ Failing any of them is a `PermanentError`: nothing was done to the node yet.
 
 from __future__ import annotations
 
-from joinops import capins, safety_texts
+from joinops.clusters import capins
+from joinops.clusters.kube import KubeCluster
 from joinops.joinmaterial import BootstrapToken
-from joinops.kube import KubeCluster
-from joinops.quorum import unhealthy_peers
+from joinops.rules import safety_texts
+from joinops.rules.quorum import unhealthy_peers
 from workers.errors import PermanentError
 
 

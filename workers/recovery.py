@@ -13,9 +13,9 @@ import threading
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
-from joinops.lifecycle import State
 from joinops.queue import enqueue_batch_advance, replace_abandoned_job
-from joinops.store import Request
+from joinops.requests.lifecycle import State
+from joinops.requests.store import Request
 from workers.context import EngineContext
 from workers.locks import holder_of, node_lock
 

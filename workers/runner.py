@@ -13,14 +13,14 @@ import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from joinops import messages
-from joinops.audit import Action
 from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable
-from joinops.events import Event, EventKind
-from joinops.lifecycle import State
 from joinops.logs import request_context
 from joinops.metrics import STEP_SECONDS
-from joinops.steprecords import Outcome
-from joinops.store import Request
+from joinops.requests.audit import Action
+from joinops.requests.events import Event, EventKind
+from joinops.requests.lifecycle import State
+from joinops.requests.steprecords import Outcome
+from joinops.requests.store import Request
 from workers.context import EngineContext
 from workers.errors import Cancelled, LockLost, PermanentError, TemporaryError
 from workers.locks import LockSet, control_plane_lock, node_lock, request_of, run_owner

@@ -1,4 +1,4 @@
-"""The steps of a migration, in order, by stable id (see `joinops.plan.STEP_IDS`).
+"""The steps of a migration, in order, by stable id (see `joinops.requests.plan.STEP_IDS`).
 
 Each step is a small function of a `Run` returning the line to report; each is safe to run twice.
 Steps before the node agent can be undone; after it, the node has left the source.
@@ -14,11 +14,10 @@ from typing import Any
 
 import yaml
 
-from joinops import capins, messages
-from joinops.asks import MigrationAsk
+from joinops import messages
+from joinops.clusters import capins
+from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound, ClusterUnreachable
-from joinops.events import Event, EventKind
-from joinops.findings import refusals
 from joinops.joinmaterial import (
     DEFAULT_API_PORT,
     KUBEADM_CERTS_LIFETIME,
@@ -27,12 +26,14 @@ from joinops.joinmaterial import (
     new_bootstrap_token,
     new_certificate_key,
 )
-from joinops.kube import KubeCluster
-from joinops.lifecycle import State
-from joinops.model import CONTROL_PLANE_LABEL, Role
-from joinops.plan import STEP_IDS
-from joinops.rules import check
-from joinops.store import Request
+from joinops.requests.events import Event, EventKind
+from joinops.requests.lifecycle import State
+from joinops.requests.model import CONTROL_PLANE_LABEL, Role
+from joinops.requests.plan import STEP_IDS
+from joinops.requests.store import Request
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.check import check
+from joinops.rules.findings import refusals
 from workers import agent, completion, drain, material, preflight
 from workers.context import EngineContext
 from workers.errors import Cancelled, PermanentError

@@ -26,10 +26,10 @@ from bot.context import BotContext
 from bot.http import SlackWsgi
 from bot.relay import Relay
 from bot.serve import HttpServer
-from joinops.clusters import ClusterRegistry
+from joinops.clusters.registry import ClusterRegistry
 from joinops.queue import queue
+from joinops.requests.store import Request
 from joinops.settings import FileConfig, Secrets, Settings, build_settings
-from joinops.store import Request
 from kubesim import World
 from slacksim.server import SlackSim
 from slacksim.signing import CHANNEL_ID, Delivery, block_actions_body, deliver, slash_command_body

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from joinops.audit import Action, AuditLog
-from joinops.lifecycle import State
+from joinops.requests.audit import Action, AuditLog
+from joinops.requests.lifecycle import State
 from slacksim.signing import deliver, slash_command_body
 from tests.bot.harness import (
     APPROVER,

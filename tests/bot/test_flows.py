@@ -13,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
-from joinops.events import EventKind, RedisEventLog
-from joinops.lifecycle import State
-from joinops.steprecords import Outcome
+from joinops.requests.events import EventKind, RedisEventLog
+from joinops.requests.lifecycle import State
+from joinops.requests.steprecords import Outcome
 from kubesim import NodeSpec, World
 from tests.bot.harness import APPROVER, APPROVER2, GROUP_MEMBER, REQUESTER, buttons, text_of
 from tests.support.clusters import write_config

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from joinops.audit import Action, AuditLog
+from joinops.requests.audit import Action, AuditLog
 from tests.bot.harness import STRANGER, ack_text, text_of
 
 

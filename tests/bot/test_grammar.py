@@ -24,7 +24,7 @@ from bot.grammar import (
     node_name_problem,
     parse,
 )
-from joinops.ids import is_request_id
+from joinops.requests.ids import is_request_id
 
 KNOWN = ("prod", "staging", "Lab-East")
 W, CP = Role.WORKER, Role.CONTROL_PLANE

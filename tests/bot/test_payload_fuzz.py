@@ -24,8 +24,8 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from joinops.audit import STREAM, Action, AuditLog
-from joinops.lifecycle import State
+from joinops.requests.audit import STREAM, Action, AuditLog
+from joinops.requests.lifecycle import State
 from slacksim.signing import block_actions_payload, sign, slash_command_fields
 from tests.bot.harness import (
     APPROVER,

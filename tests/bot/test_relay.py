@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from joinops.events import GLOBAL_STREAM, Event, EventKind, RedisEventLog
-from joinops.lifecycle import State
-from joinops.store import Request
+from joinops.requests.events import GLOBAL_STREAM, Event, EventKind, RedisEventLog
+from joinops.requests.lifecycle import State
+from joinops.requests.store import Request
 from tests.bot.harness import APPROVER, text_of
 
 

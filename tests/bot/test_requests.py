@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from joinops.audit import Action, AuditLog
-from joinops.events import EventKind, RedisEventLog
-from joinops.lifecycle import State
+from joinops.requests.audit import Action, AuditLog
+from joinops.requests.events import EventKind, RedisEventLog
+from joinops.requests.lifecycle import State
 from kubesim import NodeSpec
 from tests.bot.harness import (
     APPROVER,

@@ -37,9 +37,9 @@ import redis
 import yaml
 from pythonjsonlogger.json import JsonFormatter
 
-from joinops.ignition import join_configuration_of
-from joinops.lifecycle import State
+from joinops.ignition.config import join_configuration_of
 from joinops.logs import RequestIdFilter
+from joinops.requests.lifecycle import State
 from kubesim import World
 from kubesim.store import Change
 from slacksim.server import SlackSim

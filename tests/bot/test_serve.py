@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from joinops.cli import main
+from cli import main
 from slacksim.signing import deliver, slash_command_body
 from tests.bot.harness import SECRET, ack_text, until
 from tests.support.clusters import write_config
@@ -48,7 +48,7 @@ def test_serve_http_answers_slack_and_stops_on_sigterm(world, sim, redis_url, tm
     log = tmp_path / "serve.log"
     command = ["serve", "--http", "--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "joinops", *command],
+        [sys.executable, "-m", "cli", *command],
         env=env,
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,

@@ -17,8 +17,8 @@ import pytest
 import redis
 
 from bot import slack_retry
-from joinops.lifecycle import State
 from joinops.metrics import SLACK_ERRORS
+from joinops.requests.lifecycle import State
 from kubesim import NodeSpec, World
 from tests.bot.harness import APPROVER, REQUESTER
 from tests.support.clusters import write_config

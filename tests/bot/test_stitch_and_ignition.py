@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 import redis
 
-from joinops import batch as batches
-from joinops import ignition_request as ir
-from joinops.ignition import join_configuration_of
-from joinops.ignition_validate import problems
-from joinops.lifecycle import State
-from joinops.model import Role
+from joinops.ignition import request as ir
+from joinops.ignition.config import join_configuration_of
+from joinops.ignition.validate import problems
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
+from joinops.rules import batch as batches
 from kubesim import NodeSpec, World
 from tests.bot.harness import APPROVER, REQUESTER, buttons, text_of, until
 from tests.support.clusters import write_config

@@ -18,8 +18,8 @@ import redis
 
 from bot import texts
 from bot.message import RequestMessages
-from joinops.lifecycle import State
-from joinops.store import ACTIVE, PREFIX, Request, RequestStore
+from joinops.requests.lifecycle import State
+from joinops.requests.store import ACTIVE, PREFIX, Request, RequestStore
 from slacksim.signing import Delivery, block_actions_body, deliver
 from tests.bot.harness import APPROVER, CHANNEL, SECRET, ack_text, buttons, text_of
 from tests.support.faults import RedisServer

@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from joinops.cli import main
+from cli import main
 from kubesim import NodeSpec
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_version_prints_the_projects_version_and_exits_0() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "joinops", "--version"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "cli", "--version"], capture_output=True, text=True, check=False
     )
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert (done.returncode, done.stdout.strip()) == (0, f"joinops {version}")

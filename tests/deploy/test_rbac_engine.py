@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from joinops.lifecycle import State
-from joinops.model import Role
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
 from kubesim import World
 from tests.deploy.deploy_rbac import ALL_NAMESPACES, MANIFEST, load_calls, load_documents
 from tests.deploy.deploy_rbac import policy_from_manifest as manifest_policy

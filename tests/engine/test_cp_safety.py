@@ -8,9 +8,9 @@ import threading
 
 import yaml
 
-from joinops.events import EventKind
-from joinops.lifecycle import State
-from joinops.model import Role
+from joinops.requests.events import EventKind
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
 from kubesim import NodeSpec
 from kubesim.behaviours import static_pods
 from kubesim.pki import CertificateAuthority

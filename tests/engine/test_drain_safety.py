@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from joinops.lifecycle import State
+from joinops.requests.lifecycle import State
 from kubesim.resources import NAMESPACES
 from tests.support.clusters import registry_for
 from tests.support.engine import approved_request

@@ -10,7 +10,7 @@ from typing import Any
 import urllib3
 from kubernetes import client, watch
 
-from joinops.kube import KubeCluster
+from joinops.clusters.kube import KubeCluster
 from kubesim import NodeSpec, World
 from workers.drain import cordon, drain
 

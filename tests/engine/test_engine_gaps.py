@@ -9,9 +9,9 @@ import time
 import pytest
 import redis
 
-from joinops.events import EventKind
-from joinops.lifecycle import State
-from joinops.model import Role
+from joinops.requests.events import EventKind
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
 from tests.support.engine import approved_request
 from workers.runner import run_request
 

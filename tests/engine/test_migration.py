@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from joinops.lifecycle import State
-from joinops.model import Role
-from joinops.steprecords import Outcome
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
+from joinops.requests.steprecords import Outcome
 from kubesim import NodeSpec
 from tests.support.engine import approved_request, wait_event
 from workers.runner import run_request

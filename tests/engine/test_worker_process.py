@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from joinops.lifecycle import State
 from joinops.queue import enqueue_migration
-from joinops.steprecords import Outcome
+from joinops.requests.lifecycle import State
+from joinops.requests.steprecords import Outcome
 from tests.support.clusters import write_config
 from tests.support.engine import (
     approved_request,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from joinops.lifecycle import State
+from joinops.requests.lifecycle import State
 from tests.support.engine import approved_request
 from tests.support.faults import finals, leftovers, node_ready
 from workers.runner import run_request

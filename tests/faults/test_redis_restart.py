@@ -19,9 +19,9 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from joinops.lifecycle import State
 from joinops.queue import enqueue_migration
-from joinops.steprecords import Outcome
+from joinops.requests.lifecycle import State
+from joinops.requests.steprecords import Outcome
 from tests.support.clusters import write_config
 from tests.support.engine import approved_request, start_worker, stop_worker, wait_event, wait_final
 from tests.support.faults import RedisServer, Supervisor, finals, leftovers, node_ready

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from joinops.lifecycle import State
+from joinops.requests.lifecycle import State
 from tests.support.engine import approved_request
 from tests.support.faults import finals, node_ready
 from workers import steps

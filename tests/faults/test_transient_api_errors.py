@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from joinops.events import GLOBAL_STREAM, Event
-from joinops.lifecycle import State
-from joinops.steprecords import Outcome
+from joinops.requests.events import GLOBAL_STREAM, Event
+from joinops.requests.lifecycle import State
+from joinops.requests.steprecords import Outcome
 from tests.support.engine import approved_request
 from tests.support.faults import (
     AGENT_NAMESPACE,

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import pytest
 from kubernetes import client
 
-from joinops.lifecycle import State
 from joinops.queue import enqueue_migration
-from joinops.steprecords import Outcome
+from joinops.requests.lifecycle import State
+from joinops.requests.steprecords import Outcome
 from kubesim import World
 from tests.support.clusters import write_config
 from tests.support.engine import (

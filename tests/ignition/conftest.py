@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from joinops.cli import main
+from cli import main
 from kubesim import NodeSpec, World
 from tests.support.clusters import settings_for, write_config
 from tests.support.engine import RecordingReporter

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from joinops.ignition import JOIN_UNIT, KUBEADM_CONF, join_configuration_of, sha256
-from joinops.ignition_files import file_contents
-from joinops.ignition_validate import problems
+from joinops.ignition.config import JOIN_UNIT, KUBEADM_CONF, join_configuration_of, sha256
+from joinops.ignition.files import file_contents
+from joinops.ignition.validate import problems
 from joinops.joinmaterial import BootstrapToken
 from joinops.settings import parse_duration
 from kubesim import World

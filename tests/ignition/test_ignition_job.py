@@ -8,19 +8,19 @@ from datetime import timedelta
 import yaml
 from rq import SimpleWorker
 
-from joinops import ignition_request as ir
-from joinops.events import EventKind, RedisEventLog
-from joinops.ignition import KUBEADM_CONF, join_configuration_of, sha256
-from joinops.ignition_files import file_contents
-from joinops.ignition_validate import problems
-from joinops.lifecycle import State
-from joinops.model import Role
+from joinops.ignition import request as ir
+from joinops.ignition.config import KUBEADM_CONF, join_configuration_of, sha256
+from joinops.ignition.files import file_contents
+from joinops.ignition.validate import problems
 from joinops.queue import IGNITION, enqueue_ignition, queue
+from joinops.requests.events import EventKind, RedisEventLog
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
 from kubesim.boot import boot_host
 from kubesim.resources import SECRETS
 from tests.ignition.conftest import base_byo, writes
 from tests.ignition.test_ignition_cli import wait_ready
-from workers.ignition_job import generate_ignition
+from workers.ignition.job import generate_ignition
 
 
 def approved(ctx, role=Role.WORKER, byo=None, ttl=timedelta(hours=1)):  # type: ignore[no-untyped-def]
@@ -84,7 +84,7 @@ def test_the_job_stores_the_file_and_records_its_sha256(world, make_ctx):
 def test_the_job_runs_from_the_queue_by_name(world, make_ctx):
     ctx = make_ctx()
     request = approved(ctx)
-    assert IGNITION == "workers.ignition_job.generate_ignition"
+    assert IGNITION == "workers.ignition.job.generate_ignition"
     assert enqueue_ignition(ctx.redis, ctx.settings, request.id)
     assert not enqueue_ignition(ctx.redis, ctx.settings, request.id)  # already queued
     SimpleWorker([queue(ctx.redis)], connection=ctx.redis).work(burst=True)

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from joinops.byo import parse_byo, split_os_registry
-from joinops.byo_resolve import resolve_byo
 from joinops.errors import UsageError
-from joinops.ignition import IgnitionInputs, build_ignition, render
-from joinops.ignition_files import decode_data_url, file_contents, file_entry
-from joinops.ignition_merge import merge
-from joinops.ignition_validate import fragment_problems, problems
-from joinops.model import Role
+from joinops.ignition.byo import parse_byo, split_os_registry
+from joinops.ignition.byo_resolve import resolve_byo
+from joinops.ignition.config import IgnitionInputs, build_ignition, render
+from joinops.ignition.files import decode_data_url, file_contents, file_entry
+from joinops.ignition.merge import merge
+from joinops.ignition.validate import fragment_problems, problems
+from joinops.requests.model import Role
 
 GOOD = {
     "ignition": {"version": "3.4.0"},

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from joinops.kube import KubeCluster
+from joinops.clusters.kube import KubeCluster
 from kubesim import Cluster, NodeSpec, World
 from kubesim.kubectl_binary import kubectl_path
 from workers.drain import is_cordoned

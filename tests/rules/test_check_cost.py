@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from joinops.asks import MigrationAsk
-from joinops.model import Role
-from joinops.rules import check
+from joinops.requests.model import Role
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.check import check
 from kubesim import NodeSpec, World
 from tests.support.clusters import registry_for
 

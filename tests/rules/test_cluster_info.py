@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from joinops.asks import MigrationAsk
-from joinops.model import Role
-from joinops.rules import check
+from joinops.requests.model import Role
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.check import check
 from tests.support.clusters import registry_for
 
 

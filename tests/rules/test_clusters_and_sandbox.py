@@ -9,7 +9,7 @@ import sys
 
 import yaml
 
-from joinops.cli import main
+from cli import main
 
 
 def test_clusters_lists_every_cluster_and_which_cannot_be_reached(configured, capsys):
@@ -66,7 +66,7 @@ def test_unreadable_kubeconfig_is_a_configuration_error(world, tmp_path, monkeyp
 def test_sandbox_starts_clusters_a_newcomer_can_plan_against(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     sandbox = subprocess.Popen(
-        [sys.executable, "-m", "joinops", "sandbox", "--dir", str(tmp_path)],
+        [sys.executable, "-m", "cli", "sandbox", "--dir", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env=env,
@@ -81,7 +81,7 @@ def test_sandbox_starts_clusters_a_newcomer_can_plan_against(tmp_path):
             [
                 sys.executable,
                 "-m",
-                "joinops",
+                "cli",
                 "plan",
                 "a-w-1",
                 "--from",
@@ -105,7 +105,7 @@ def test_sandbox_runs_a_deployment_under_a_budget_and_one_bare_pod(tmp_path):
     from kubernetes import client, config
 
     sandbox = subprocess.Popen(
-        [sys.executable, "-m", "joinops", "sandbox", "--dir", str(tmp_path)],
+        [sys.executable, "-m", "cli", "sandbox", "--dir", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from joinops.cli import main
+from cli import main
 
 
 def plan(capsys, *argv: str) -> tuple[int, dict]:

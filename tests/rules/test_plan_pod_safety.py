@@ -6,7 +6,7 @@ import json
 
 from kubernetes import client
 
-from joinops.cli import main
+from cli import main
 from kubesim import Cluster, World
 
 

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from joinops.asks import MigrationAsk
-from joinops.model import Role
-from joinops.rules import check
+from joinops.requests.model import Role
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.check import check
 from kubesim import NodeSpec, World
 from kubesim.behaviours import static_pods
 from tests.support.clusters import registry_for

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from joinops import batch as batches
-from joinops.events import EventKind
-from joinops.lifecycle import State
-from joinops.model import Role
 from joinops.queue import enqueue_batch_advance
+from joinops.requests.events import EventKind
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
+from joinops.rules import batch as batches
 from kubesim import NodeSpec, World
 from tests.support.clusters import settings_for, write_config
 from tests.support.engine import start_worker, stop_worker, wait_final

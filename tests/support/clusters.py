@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from joinops.clusters import ClusterRegistry
+from joinops.clusters.registry import ClusterRegistry
 from joinops.settings import FileConfig, Secrets, Settings, build_settings
 from kubesim import World
 

@@ -10,14 +10,14 @@ import time
 import uuid
 from pathlib import Path
 
-from joinops.asks import MigrationAsk
-from joinops.clusters import ClusterRegistry
-from joinops.events import Event, RedisEventLog
-from joinops.lifecycle import State
-from joinops.model import Role
+from joinops.clusters.registry import ClusterRegistry
 from joinops.queue import enqueue_migration
-from joinops.rules import check
-from joinops.store import Request
+from joinops.requests.events import Event, RedisEventLog
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
+from joinops.requests.store import Request
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.check import check
 from workers.context import EngineContext
 
 
@@ -76,7 +76,7 @@ def start_worker(
         [
             sys.executable,
             "-m",
-            "joinops",
+            "cli",
             "worker",
             "--name",
             f"test-{log.stem}-{uuid.uuid4().hex[:8]}",

@@ -18,7 +18,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from rq.job import Job
 
-from joinops.events import Event
+from joinops.requests.events import Event
 from kubesim.cluster import Cluster
 from kubesim.faults import Fault
 

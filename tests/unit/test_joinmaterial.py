@@ -21,7 +21,7 @@ from joinops.joinmaterial import (
     normalise_endpoint,
     token_secret,
 )
-from joinops.model import Version
+from joinops.requests.model import Version
 
 
 def make_ca() -> tuple[bytes, bytes]:

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from joinops.ids import is_request_id, new_request_id
-from joinops.model import node_name_problem
+from joinops.requests.ids import is_request_id, new_request_id
+from joinops.requests.model import node_name_problem
 from workers import agent
 
 NODE = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?(\.[a-z0-9]{1,8}){0,3}", fullmatch=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from joinops.cli import main
+from cli import main
 from joinops.errors import ConfigError
 from joinops.settings import load_settings, parse_duration
 

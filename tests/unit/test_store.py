@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from joinops.ids import is_request_id
-from joinops.lifecycle import State
-from joinops.model import Role
-from joinops.store import Request, RequestStore
+from joinops.requests.ids import is_request_id
+from joinops.requests.lifecycle import State
+from joinops.requests.model import Role
+from joinops.requests.store import Request, RequestStore
 from workers.locks import LockSet, node_lock
 
 

@@ -1,0 +1,78 @@
+"""The `joinops` command line. Each subcommand lives in its own module; heavy imports are lazy."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from joinops.errors import ConfigError, UsageError
+
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="joinops",
+        description="Move Kubernetes nodes between kubeadm clusters, safely.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in _commands():
+        module.register(sub)
+    return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (the image's label and the chart's appVersion)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("joinops")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
+def _commands() -> list[ModuleType]:
+    """Every subcommand's module, imported only when a parser is needed."""
+    from cli import (
+        audit_cmd,
+        clusters_cmd,
+        health_cmd,
+        ignition_cmd,
+        migrate_cmd,
+        plan_cmd,
+        sandbox_cmd,
+        serve_cmd,
+        worker_cmd,
+    )
+
+    return [
+        plan_cmd,
+        clusters_cmd,
+        migrate_cmd,
+        worker_cmd,
+        serve_cmd,
+        sandbox_cmd,
+        ignition_cmd,
+        audit_cmd,
+        health_cmd,
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list == ["health"]:  # probes run this often: skip loading the Kubernetes client
+        from cli.health_cmd import check
+
+        return check()
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    try:
+        return int(args.run(args))
+    except (ConfigError, UsageError) as e:
+        print(f"joinops: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,35 @@
+"""Pieces the subcommands share."""
+
+from __future__ import annotations
+
+import argparse
+
+from joinops.clusters.registry import ClusterRegistry
+from joinops.requests.model import Role
+from joinops.settings import Settings, load_settings
+
+
+def load() -> tuple[Settings, ClusterRegistry]:
+    settings = load_settings()
+    return settings, ClusterRegistry(settings)
+
+
+def add_role_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--as",
+        dest="role",
+        type=Role,
+        choices=list(Role),
+        default=Role.WORKER,
+        metavar="ROLE",
+        help="role in the target: worker (default) or control-plane",
+    )
+
+
+def add_force_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="delete pods no controller will recreate, and pods on node-local volumes "
+        "(as `kubectl drain --force`)",
+    )

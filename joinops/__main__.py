@@ -1,5 +1,0 @@
-import sys
-
-from joinops.cli import main
-
-sys.exit(main())

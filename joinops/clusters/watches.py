@@ -1,0 +1,119 @@
+"""List, then watch from the list's resourceVersion, and list again when the server says so:
+what client-go's reflector does (staging/src/k8s.io/client-go/tools/cache/reflector.go).
+
+A watch (or a list carrying a resourceVersion) answered 410 Gone ("too old resource version")
+or 504 "Too large resource version" (the API server's watch cache is behind the version asked
+for; it waits about 3 s, then gives up with Retry-After 1) is not a failure: the state is read
+again with a fresh list (no resourceVersion: served from etcd), and the watch restarts from
+that list. Neither ever fails a step. Other API errors are translated into the project's own
+(`KubeCluster.translate`); a broken connection is `ClusterUnreachable`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import urllib3
+from kubernetes import watch
+from kubernetes.client.exceptions import ApiException
+
+from joinops.clusters.kube import KubeCluster
+from joinops.errors import ClusterUnreachable
+
+RELIST_STATUSES = frozenset({410, 504})
+MAX_WATCH_SECONDS = 30.0
+BEHIND_BACKOFF_SECONDS = 0.5  # after a 504 the cache is behind: do not hammer it (Retry-After 1)
+
+Matches = Callable[[Any], bool]
+Relist = Callable[[], tuple[list[Any], str]]  # the objects now, and the version to watch from
+
+
+def should_relist(error: ApiException) -> bool:
+    """410 Gone or 504 Too large resource version: list afresh and watch again."""
+    return (error.status or 0) in RELIST_STATUSES
+
+
+def wait_for(
+    cluster: KubeCluster,
+    what: str,
+    list_fn: Callable[..., Any],
+    *args: Any,
+    matches: Matches,
+    deadline: float,
+    clock: Callable[[], float] = time.time,
+    relist: Relist | None = None,
+    **selectors: Any,
+) -> Any | None:
+    """The first object (from the list or a watch event) that `matches`; None at the deadline.
+
+    `list_fn` is a list call of the official client (`core.list_node`, ...) taking `selectors`;
+    `relist` replaces the fresh list (e.g. a GET by name where only `get` is granted).
+    """
+    fresh = relist or (lambda: _list(cluster, what, list_fn, args, selectors))
+    resource_version: str | None = None
+    while clock() < deadline:
+        if resource_version is None:
+            items, resource_version = fresh()
+            found = next((item for item in items if matches(item)), None)
+            if found is not None:
+                return found
+            continue
+        try:
+            found, resource_version = _watch_once(
+                cluster, list_fn, args, selectors, resource_version, deadline - clock(), matches
+            )
+        except ApiException as e:
+            if should_relist(e):
+                resource_version = None
+                if e.status == 504:
+                    time.sleep(min(BEHIND_BACKOFF_SECONDS, max(0.0, deadline - clock())))
+                continue
+            raise cluster._translate("watch", what, e) from e
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise ClusterUnreachable(
+                cluster.name,
+                f"the API server at {cluster.server} did not answer ({type(e).__name__})",
+            ) from e
+        if found is not None:
+            return found
+    return None
+
+
+def _list(
+    cluster: KubeCluster,
+    what: str,
+    list_fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    selectors: dict[str, Any],
+) -> tuple[list[Any], str]:
+    listing = cluster.call("list", what, list_fn, *args, **selectors)
+    return list(listing.items or []), str(listing.metadata.resource_version or "")
+
+
+def _watch_once(
+    cluster: KubeCluster,
+    list_fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    selectors: dict[str, Any],
+    resource_version: str,
+    seconds: float,
+    matches: Matches,
+) -> tuple[Any | None, str]:
+    seconds = max(1.0, min(seconds, MAX_WATCH_SECONDS))
+    stream = watch.Watch()
+    for event in stream.stream(
+        list_fn,
+        *args,
+        resource_version=resource_version,
+        timeout_seconds=int(seconds),
+        _request_timeout=seconds + cluster.timeout,
+        **selectors,
+    ):
+        obj = event["object"]
+        resource_version = obj.metadata.resource_version or resource_version
+        if event["type"] != "DELETED" and matches(obj):
+            stream.stop()
+            return obj, resource_version
+    return None, resource_version

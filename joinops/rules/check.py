@@ -1,0 +1,239 @@
+"""The migration rules (docs: README "The rules"; source: shared/docs/migration.md).
+
+`check()` is called when a request is made and again right before a migration acts. It reads the
+clusters in a constant number of API calls (get by name, control planes by label selector, at
+most two nodes for the last-control-plane rule, the control-plane mirror pods by label selector
+for the etcd quorum guard, the target's cluster-info by name, the node's pods by field selector
+and, only when they need them, one DaemonSet list and one PersistentVolume list: see
+`podsafety`) and depends on nothing but its arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from joinops import messages
+from joinops.clusters import capins
+from joinops.clusters.kube import KubeCluster
+from joinops.errors import ClusterError
+from joinops.requests.model import ClusterFacts, NodeFacts, Role, Version
+from joinops.rules import podsafety, safety_texts
+from joinops.rules.asks import MigrationAsk
+from joinops.rules.findings import Finding, Severity, ordered, refusals
+from joinops.rules.quorum import unhealthy_peers
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ask: MigrationAsk
+    findings: tuple[Finding, ...]
+    node: NodeFacts | None = None
+    target: ClusterFacts | None = None
+    destroys_source: bool = False
+    pods: podsafety.NodePods | None = None
+
+    @property
+    def forced_deletions(self) -> int:
+        """Pods the forced drain deletes for good (0 unless the ask is forced)."""
+        return len(self.pods.lost) if self.pods is not None and self.ask.force else 0
+
+    @property
+    def allowed(self) -> bool:
+        return not refusals(self.findings)
+
+    @property
+    def versions(self) -> str | None:
+        """The versions compared, for display."""
+        if self.node is None or self.target is None:
+            return None
+        return messages.version_ok(
+            self.ask.node, self.node.kubelet_version, self.ask.target, self.target.version
+        )
+
+
+def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdict:
+    """Every rule for one migration. Unreachable clusters become refusals, not exceptions."""
+    findings: list[Finding] = []
+    node = source_cp = None
+    try:
+        node = source.get_node(ask.node)
+        if node is None:
+            findings.append(_refuse("node-missing", messages.node_missing(ask.node, ask.source)))
+        else:
+            source_cp = source.control_planes()
+    except ClusterError as e:
+        findings.append(_unusable(source.name, e))
+    target_facts: ClusterFacts | None = None
+    try:
+        target_facts = target.facts()
+        if target.get_node(ask.node) is not None:
+            findings.append(_refuse("name-taken", messages.name_taken(ask.node, ask.target)))
+        findings.extend(_cluster_info(target))
+    except ClusterError as e:
+        findings.append(_unusable(target.name, e))
+    destroys = False
+    pods = None
+    if node is not None and source_cp is not None:
+        try:
+            last_cp, destroys = _last_control_plane(ask, node, source_cp, source)
+        except ClusterError as e:
+            findings.append(_unusable(source.name, e))
+        else:
+            findings.extend(last_cp)
+        findings.extend(_node_state(ask, node))
+        findings.extend(_etcd_removal(ask, node, source_cp, destroys))
+        findings.extend(_quorum(ask, node, source_cp, source, destroys))
+        try:
+            pods = podsafety.classify(
+                source, ask.node, podsafety.list_node_pods(source, ask.node)[0]
+            )
+        except ClusterError as e:
+            findings.append(_unusable(source.name, e))
+        else:
+            findings.extend(podsafety.findings(ask.node, pods, ask.force))
+    if node is not None and target_facts is not None:
+        findings.extend(_versions(ask, node, target_facts.version))
+        findings.extend(_kubeadm_minor(ask, node, target_facts.version))
+        findings.extend(_control_plane_join(ask, target_facts))
+        findings.extend(_similar(ask, node, target_facts))
+    return Verdict(ask, ordered(findings), node, target_facts, destroys, pods)
+
+
+def _refuse(code: str, text: str) -> Finding:
+    return Finding(Severity.REFUSAL, code, text)
+
+
+def _warn(code: str, text: str) -> Finding:
+    return Finding(Severity.WARNING, code, text)
+
+
+def _unusable(cluster: str, error: ClusterError) -> Finding:
+    return _refuse("cluster-error", messages.cluster_unusable(cluster, error.detail))
+
+
+def _versions(ask: MigrationAsk, node: NodeFacts, api: Version) -> list[Finding]:
+    kubelet = node.kubelet_version
+    args = (ask.node, kubelet, ask.target, api)
+    if kubelet.major != api.major:
+        return [_refuse("version-skew", messages.version_other_major(*args))]
+    if kubelet.minor > api.minor:
+        return [_refuse("version-skew", messages.version_newer(*args))]
+    if api.minor - kubelet.minor > 1:
+        return [_refuse("version-skew", messages.version_too_old(*args))]
+    return []
+
+
+def _last_control_plane(
+    ask: MigrationAsk, node: NodeFacts, control_planes: list[NodeFacts], source: KubeCluster
+) -> tuple[list[Finding], bool]:
+    others = [cp for cp in control_planes if cp.name != node.name]
+    if not node.is_control_plane or others:
+        return [], False
+    if source.has_nodes_besides(node.name):
+        text = messages.last_control_plane_with_workers(ask.node, ask.source)
+        return [_refuse("last-control-plane", text)], False
+    return [_warn("destroys-source", messages.destroys_source(ask.node, ask.source))], True
+
+
+def _control_plane_join(ask: MigrationAsk, target: ClusterFacts) -> list[Finding]:
+    if ask.role is not Role.CONTROL_PLANE:
+        return []
+    if not target.control_plane_endpoint:
+        return [
+            _refuse("no-control-plane-endpoint", messages.needs_control_plane_endpoint(ask.target))
+        ]
+    members = len(target.control_planes) + 1
+    if members % 2 == 0:
+        return [_warn("etcd-even", messages.etcd_even_after_join(ask.target, members))]
+    return []
+
+
+def _etcd_removal(
+    ask: MigrationAsk, node: NodeFacts, control_planes: list[NodeFacts], destroys: bool
+) -> list[Finding]:
+    if not node.is_control_plane or destroys:
+        return []
+    remaining = len([cp for cp in control_planes if cp.name != node.name])
+    if remaining == 1:
+        text = safety_texts.etcd_single_member_left(ask.node, ask.source)
+        return [_warn("etcd-no-fault-tolerance", text)]
+    if remaining > 0 and remaining % 2 == 0:
+        text = messages.etcd_even_after_removal(ask.node, ask.source, remaining)
+        return [_warn("etcd-even", text)]
+    return []
+
+
+def _cluster_info(target: KubeCluster) -> list[Finding]:
+    """The node finds and trusts the target through kube-public/cluster-info: it must be there."""
+    try:
+        capins.read(target)
+    except capins.ClusterInfoProblem as e:
+        return [_refuse("cluster-info", str(e))]
+    return []
+
+
+def _quorum(
+    ask: MigrationAsk,
+    node: NodeFacts,
+    control_planes: list[NodeFacts],
+    source: KubeCluster,
+    destroys: bool,
+) -> list[Finding]:
+    """Every other control plane, and its etcd and kube-apiserver, must be Ready."""
+    if not node.is_control_plane or destroys:
+        return []
+    try:
+        problems = unhealthy_peers(source, node.name, control_planes)
+    except ClusterError as e:
+        return [_unusable(source.name, e)]
+    if not problems:
+        return []
+    return [_refuse("etcd-quorum", safety_texts.quorum_at_risk(ask.node, ask.source, problems))]
+
+
+def _kubeadm_minor(ask: MigrationAsk, node: NodeFacts, api: Version) -> list[Finding]:
+    """kubeadm: a control-plane join needs kubeadm of the control plane's minor."""
+    kubelet = node.kubelet_version
+    if ask.role is Role.CONTROL_PLANE and (kubelet.major, kubelet.minor + 1) == (
+        api.major,
+        api.minor,
+    ):
+        text = safety_texts.control_plane_one_minor_behind(ask.node, kubelet, ask.target, api)
+        return [_warn("kubeadm-minor-behind", text)]
+    return []
+
+
+def _node_state(ask: MigrationAsk, node: NodeFacts) -> list[Finding]:
+    found = []
+    if not node.ready:
+        found.append(_warn("node-not-ready", messages.node_not_ready(ask.node, ask.source)))
+    if node.unschedulable:
+        found.append(
+            Finding(Severity.NOTE, "already-cordoned", messages.node_cordoned(ask.node, ask.source))
+        )
+    was = Role.CONTROL_PLANE if node.is_control_plane else Role.WORKER
+    if was is not ask.role:
+        found.append(
+            Finding(
+                Severity.NOTE,
+                "role-change",
+                messages.role_change(ask.node, was, ask.role, ask.target),
+            )
+        )
+    return found
+
+
+def _similar(ask: MigrationAsk, node: NodeFacts, target: ClusterFacts) -> list[Finding]:
+    """Architecture, OS and runtime should match the target's control planes."""
+    found = []
+    aspects = (
+        ("architecture", lambda n: n.architecture),
+        ("operating system", lambda n: n.operating_system),
+        ("container runtime", lambda n: n.runtime_name),
+    )
+    for what, read in aspects:
+        theirs = sorted({read(cp) for cp in target.control_planes})
+        if theirs and read(node) not in theirs:
+            text = messages.mismatch(what, ask.node, read(node), ask.target, ", ".join(theirs))
+            found.append(_warn("dissimilar", text))
+    return found
