@@ -14,7 +14,6 @@ from typing import Any
 
 import yaml
 
-from joinops import messages
 from joinops.clusters import capins
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound, ClusterUnreachable
@@ -26,12 +25,13 @@ from joinops.joinmaterial import (
     new_bootstrap_token,
     new_certificate_key,
 )
+from joinops.requests import step_texts
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.requests.plan import STEP_IDS
 from joinops.requests.store import Request
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import check
 from joinops.rules.findings import refusals
 from workers import agent, completion, drain, material, preflight
@@ -96,10 +96,10 @@ def recheck(run: Run) -> str:
     verdict = check(run.ask, run.source, run.target)
     if not verdict.allowed:
         reasons = " ".join(f.text for f in refusals(verdict.findings))
-        raise PermanentError(messages.rules_refuse_now(reasons))
+        raise PermanentError(step_texts.rules_refuse_now(reasons))
     run.ctx.store.update(run.id, destroys_source=verdict.destroys_source)
     run.request.destroys_source = verdict.destroys_source
-    return messages.rules_still_allow(verdict.versions or "")
+    return step_texts.rules_still_allow(verdict.versions or "")
 
 
 # --- join material ---
@@ -154,7 +154,7 @@ def prepare_join_material(run: Run) -> str:
         {agent.JOIN_KEY: yaml.safe_dump(config, sort_keys=False)},
         agent.labels(run.id, "join"),
     )
-    return messages.material_ready(
+    return step_texts.material_ready(
         run.request.target, token.id, endpoint, run.request.role is Role.CONTROL_PLANE
     )
 
@@ -175,7 +175,7 @@ def _mint_token(run: Run, ttl: timedelta) -> BootstrapToken:
         run.target,
         token,
         ttl,
-        messages.token_description(run.id),
+        step_texts.token_description(run.id),
         agent.labels(run.id, "token"),
         now=run.ctx.clock(),
     )
@@ -186,7 +186,7 @@ def _mint_token(run: Run, ttl: timedelta) -> BootstrapToken:
 def _upload_host(run: Run, control_planes: tuple[Any, ...]) -> str:
     ready = [cp.name for cp in control_planes if cp.ready]
     if not ready:
-        raise PermanentError(messages.no_ready_control_plane(run.request.target))
+        raise PermanentError(step_texts.no_ready_control_plane(run.request.target))
     return ready[0]
 
 
@@ -222,7 +222,7 @@ def cordon(run: Run) -> str:
     if "was_cordoned" not in memory:
         run.remember("cordon", was_cordoned=drain.is_cordoned(run.source, run.request.node))
     drain.cordon(run.source, run.request.node)
-    return messages.cordoned(run.request.node, run.request.source)
+    return step_texts.cordoned(run.request.node, run.request.source)
 
 
 def uncordon(run: Run) -> None:
@@ -246,11 +246,11 @@ def drain_node(run: Run) -> str:
         raise Cancelled()
     if not result.done:
         raise PermanentError(
-            messages.drain_timed_out(
+            step_texts.drain_timed_out(
                 run.request.node, run.ctx.settings.timeouts.drain, result.remaining, result.blockers
             )
         )
-    return messages.drained(
+    return step_texts.drained(
         run.request.node,
         result.evicted + result.already_terminating,
         run.ctx.clock() - started,
@@ -304,7 +304,7 @@ def start_agent(run: Run) -> str:
         if not sent_before:  # refused (403, 422...): this one was not created
             _agent_not_started(run)
         raise
-    return messages.agent_started(
+    return step_texts.agent_started(
         run.request.node, run.request.source, run.request.target, run.request.destroys_source
     )
 
@@ -314,7 +314,7 @@ def _fresh_material(run: Run) -> None:
     if _material_stale(run) or not _token_usable(run):
         prepare_join_material(run)
         if not _token_usable(run):
-            raise PermanentError(messages.token_not_signed(run.request.target))
+            raise PermanentError(step_texts.token_not_signed(run.request.target))
 
 
 def _preflight(run: Run) -> None:
@@ -387,10 +387,10 @@ def cleanup(run: Run) -> str:
         try:
             action()
         except ClusterUnreachable:
-            notes.append(messages.leftover(what, request.source))
+            notes.append(step_texts.leftover(what, request.source))
     delete_tokens(run, every=True)
     _label(run)
-    return messages.cleaned_up(request, source_gone, notes)
+    return step_texts.cleaned_up(request, source_gone, notes)
 
 
 def _delete_node(source: KubeCluster, node: str) -> None:
