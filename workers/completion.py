@@ -10,7 +10,7 @@ carries the control-plane label. The run holds the target's control-plane lock u
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import urllib3
 from kubernetes.client.exceptions import ApiException
@@ -23,9 +23,8 @@ from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.quorum import STATIC_COMPONENTS, mirror_pod_name
 from workers import agent
 from workers.errors import PermanentError
-
-if TYPE_CHECKING:
-    from workers.steps import Run
+from workers.material_steps import delete_tokens
+from workers.run import Run
 
 
 def wait_joined(run: Run) -> str:
@@ -127,7 +126,6 @@ def _ready(node: Any) -> bool:
 
 
 def _never_joined(run: Run, unreachable: bool) -> NoReturn:
-    from workers.steps import delete_tokens
 
     # delete the token now, so that the message can say whether it is gone
     tokens = tuple(run.memory("join-material").get("token_ids", []))

@@ -24,7 +24,9 @@ from joinops.requests.store import Request
 from workers.context import EngineContext
 from workers.errors import Cancelled, LockLost, PermanentError, TemporaryError
 from workers.locks import LockSet, control_plane_lock, node_lock, request_of, run_owner
-from workers.steps import STEPS, Run, Step, after_failure
+from workers.material_steps import after_failure
+from workers.run import Run
+from workers.steps import STEPS, Step
 
 log = logging.getLogger(__name__)
 
