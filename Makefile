@@ -36,4 +36,4 @@ sandbox:            ## simulated clusters on loopback, configured in ./sandbox
 	$(VENV)/bin/joinops sandbox
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .grimp_cache
