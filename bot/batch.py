@@ -27,8 +27,8 @@ from bot import batch_view, blocks, texts
 from bot.availability import store_answers
 from bot.context import BotContext
 from bot.message import SLACK_ERRORS, RequestMessages, slack_error
-from joinops import messages
 from joinops.queue import enqueue_batch_advance, schedule_expiry
+from joinops.requests import outcome_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
@@ -187,7 +187,7 @@ class Batches:
                 continue
             stopped += 1
             if before in (State.PENDING, State.APPROVED):  # no worker runs it: say so here
-                outcome = messages.cancelled(child)
+                outcome = outcome_texts.cancelled(child)
                 ctx.store.update(child.id, outcome=outcome)
                 ctx.events.emit(
                     Event(child.id, EventKind.STATE, outcome, state="cancelled", at=ctx.clock())

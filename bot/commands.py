@@ -31,15 +31,15 @@ from bot.message import SLACK_ERRORS, RequestMessages, findings_json, slack_erro
 from joinops.clusters.survey import survey
 from joinops.errors import ConfigError, UsageError
 from joinops.ignition import request as ir
-from joinops.messages import cancelled as cancelled_outcome
 from joinops.queue import enqueue_batch_advance, schedule_expiry
+from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.ids import new_request_id
 from joinops.requests.lifecycle import State
+from joinops.requests.outcome_texts import cancelled as cancelled_outcome
 from joinops.requests.store import Request
 from joinops.rules import batch as batches
-from joinops.rules.asks import MigrationAsk, validate_ask
 from joinops.rules.check import check
 from joinops.rules.findings import refusals
 

@@ -22,11 +22,11 @@ from slack_sdk.models.blocks import Block
 from bot import batch_view, blocks, texts
 from bot.context import BotContext
 from joinops.ignition import request as ir
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.requests.plan import plan_steps
 from joinops.requests.store import Request
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import Verdict
 
 log = logging.getLogger(__name__)
