@@ -7,7 +7,6 @@ import json
 import random
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubesim import discovery, objects, tables, validation
@@ -20,6 +19,14 @@ from kubesim.errors import (
     invalid,
     method_not_allowed,
     not_found,
+)
+from kubesim.http_messages import (
+    Request,
+    Response,
+    WatchStream,
+    error_response,
+    json_response,
+    success_status,
 )
 from kubesim.patch import apply_patch
 from kubesim.rbac import Attributes
@@ -43,57 +50,7 @@ from kubesim.selectors import parse_field_selector, parse_label_selector
 from kubesim.store import Entry, Watcher, sort_key
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-
-JSON = "application/json"
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: Mapping[str, str]  # lower-case names
-    body: bytes = b""
-
-
-@dataclass
-class WatchStream:
-    watcher: Watcher
-    timeout: float
-    error: dict[str, Any] | None = None  # an ERROR event to send first, then end
-
-
-@dataclass
-class Response:
-    status: int
-    body: bytes = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    stream: WatchStream | None = None
-
-
-def json_response(status: int, body: Any) -> Response:
-    return Response(status, json.dumps(body, separators=(",", ":")).encode())
-
-
-def error_response(error: ApiError) -> Response:
-    resp = json_response(error.code, error.status())
-    resp.headers.update(error.headers())
-    return resp
-
-
-def success_status(res: Resource, name: str, uid: str) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": name}
-    if res.group:
-        details["group"] = res.group
-    details.update(kind=res.name, uid=uid)
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-        "details": details,
-    }
+    from kubesim.protocols import SimCluster
 
 
 _GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
@@ -102,7 +59,7 @@ _GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 class Api:
     """Serves one cluster's API. ``handle`` never raises."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: SimCluster) -> None:
         self.cluster = cluster
 
     # ---- entry point -------------------------------------------------------------------

@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 from kubesim import objects
-from kubesim.api import Api, Request, Response, error_response
+from kubesim.api import Api
 from kubesim.behaviours import static_pods
 from kubesim.behaviours.eviction import Evictions
 from kubesim.clock import rfc3339
 from kubesim.faults import Faults
 from kubesim.hosts import CONTROL_PLANE_LABEL, Host, NodeSpec
+from kubesim.http_messages import Request, Response, error_response
 from kubesim.kubeadm import cluster_configuration, normalise_endpoint
 from kubesim.kubeconfig import client_kubeconfig, cluster_info_kubeconfig, dump
 from kubesim.pki import CertificateAuthority, server_context
 from kubesim.proxy import Proxy
 from kubesim.rbac import Rbac
+from kubesim.request_log import RequestLog, RequestRecord
 from kubesim.resources import (
     CONFIGMAPS,
     DAEMONSETS,
@@ -41,25 +40,10 @@ from kubesim.server import ApiServer
 from kubesim.store import Change, Entry, Store
 
 if TYPE_CHECKING:
-    from kubesim.world import World
+    from kubesim.protocols import SimWorld
 
 T = TypeVar("T")
 SEED_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    method: str
-    path: str
-    query: dict[str, str]
-    status: int
-    bytes_out: int
-    verb: str
-    resource: str
-    namespace: str
-    name: str
-    subresource: str
-    seconds: float = 0.0
 
 
 class Cluster:
@@ -67,7 +51,7 @@ class Cluster:
 
     def __init__(
         self,
-        world: World,
+        world: SimWorld,
         name: str,
         version: str,
         control_plane_endpoint: str,
@@ -83,8 +67,7 @@ class Cluster:
         self.store = Store(world.lock, world.clock, self._on_change)
         self.rbac = Rbac()
         self.faults = Faults(self.set_reachable)
-        self.requests: list[RequestRecord] = []
-        self._request_logged = threading.Condition()
+        self.request_log = RequestLog()
         self.internal_errors: list[str] = []
         self.token = secrets.token_urlsafe(24)
         self.ca = CertificateAuthority(f"kubernetes-{name}")
@@ -643,28 +626,23 @@ class Cluster:
             subresource=attrs.subresource if attrs else "",
             seconds=seconds,
         )
-        with self._request_logged:
-            self.requests.append(entry)
-            self._request_logged.notify_all()
+        self.request_log.append(entry)
         del route
         return entry
 
+    @property
+    def requests(self) -> list[RequestRecord]:
+        return self.request_log.records
+
     def finish_record(self, entry: RequestRecord, bytes_out: int, seconds: float) -> None:
-        """A watch is logged when it starts; when it ends, its size and duration are filled in."""
-        for i in range(len(self.requests) - 1, -1, -1):
-            if self.requests[i] is entry:
-                self.requests[i] = dataclasses.replace(entry, bytes_out=bytes_out, seconds=seconds)
-                return
+        self.request_log.finish(entry, bytes_out, seconds)
 
     def wait_for_requests(
         self, predicate: Callable[[list[RequestRecord]], bool], timeout: float = 5.0
     ) -> list[RequestRecord]:
         """Block until ``predicate(requests)`` holds, re-evaluated as each request is logged
         (answers that change no state, such as a refused eviction, wake no ``wait_for``)."""
-        with self._request_logged:
-            if not self._request_logged.wait_for(lambda: predicate(list(self.requests)), timeout):
-                raise TimeoutError(f"requests did not match within {timeout} s")
-            return list(self.requests)
+        return self.request_log.wait_for(predicate, timeout)
 
     def reset_requests(self) -> None:
         self.requests.clear()
@@ -672,11 +650,7 @@ class Cluster:
     def requests_for(
         self, verb: str | None = None, resource: str | None = None
     ) -> list[RequestRecord]:
-        return [
-            r
-            for r in list(self.requests)
-            if (verb is None or r.verb == verb) and (resource is None or r.resource == resource)
-        ]
+        return self.request_log.matching(verb, resource)
 
     # ---- kubeconfig --------------------------------------------------------------------
     def add_proxy(self) -> Proxy:

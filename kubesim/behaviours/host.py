@@ -26,9 +26,8 @@ from kubesim.resources import CONFIGMAPS, NODES, PODS, SECRETS
 from kubesim.store import Entry
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
     from kubesim.hosts import Host
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 UPLOAD_CERTS = "kubeadm init phase upload-certs"
 CERTS_SECRET = "kubeadm-certs"
@@ -69,7 +68,7 @@ def command_lines(pod: dict[str, Any]) -> list[str]:
     return lines
 
 
-def certificate_key(cluster: Cluster, pod: dict[str, Any], text: str) -> str | None:
+def certificate_key(cluster: SimCluster, pod: dict[str, Any], text: str) -> str | None:
     """The --certificate-key value as the host's shell sees it: literal, or read with
     `$(cat FILE)` from a Secret mounted into the pod."""
     from_file = KEY_FILE_RE.search(text)
@@ -151,11 +150,11 @@ class JoinAttempt:
 
 
 class HostAgent:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.world = world
 
     # ---- dispatch from the kubelet -----------------------------------------------------
-    def run_special(self, cluster: Cluster, host: Host, entry: Entry) -> bool:
+    def run_special(self, cluster: SimCluster, host: Host, entry: Entry) -> bool:
         """Handle an upload-certs or node-agent pod; False for ordinary pods."""
         pod = entry.obj
         lines = command_lines(pod)
@@ -171,7 +170,9 @@ class HostAgent:
         return self._agent(cluster, host, pod, profile, text)
 
     # ---- upload-certs ------------------------------------------------------------------
-    def _upload_certs(self, cluster: Cluster, host: Host, pod: dict[str, Any], text: str) -> None:
+    def _upload_certs(
+        self, cluster: SimCluster, host: Host, pod: dict[str, Any], text: str
+    ) -> None:
         ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
         kubelet = self.world.behaviours.kubelet
         failure = self._upload_problem(cluster, host, pod, text)
@@ -190,7 +191,9 @@ class HostAgent:
 
         self.world.schedule(self.world.pod_start_seconds, finish)
 
-    def _upload_problem(self, cluster: Cluster, host: Host, pod: dict[str, Any], text: str) -> str:
+    def _upload_problem(
+        self, cluster: SimCluster, host: Host, pod: dict[str, Any], text: str
+    ) -> str:
         node = cluster.store.get(NODES, "", host.name)
         missing = "open /etc/kubernetes/pki/ca.crt: no such file or directory"
         if node is None or not objects.is_control_plane(node.obj):
@@ -221,7 +224,7 @@ class HostAgent:
             )
         return ""
 
-    def _store_certs(self, cluster: Cluster, key: str) -> None:
+    def _store_certs(self, cluster: SimCluster, key: str) -> None:
         aead = AESGCM(bytes.fromhex(key))
         contents = {f: os.urandom(64) for f in CERT_FILES}
         contents["ca.crt"] = cluster.ca.cert_pem
@@ -243,7 +246,7 @@ class HostAgent:
         cluster.uploaded_cert_keys[key] = expiry
         self.world.schedule(CERTS_TTL, lambda: self.expire_certs(cluster))
 
-    def expire_certs(self, cluster: Cluster) -> None:
+    def expire_certs(self, cluster: SimCluster) -> None:
         """kubeadm-certs goes with its two-hour proxy token."""
         now = self.world.clock.time()
         with cluster.lock:
@@ -255,7 +258,7 @@ class HostAgent:
 
     # ---- node agent --------------------------------------------------------------------
     def _agent(
-        self, cluster: Cluster, host: Host, pod: dict[str, Any], profile: str, text: str
+        self, cluster: SimCluster, host: Host, pod: dict[str, Any], profile: str, text: str
     ) -> bool:
         ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
         kubelet = self.world.behaviours.kubelet
@@ -275,7 +278,7 @@ class HostAgent:
         self.world.schedule(self.world.pod_start_seconds, lambda: self.reset(cluster, attempt))
         return True
 
-    def _join_config(self, cluster: Cluster, pod: dict[str, Any]) -> JoinConfig | None:
+    def _join_config(self, cluster: SimCluster, pod: dict[str, Any]) -> JoinConfig | None:
         ns = pod["metadata"]["namespace"]
         for volume in pod.get("spec", {}).get("volumes") or []:
             secret_name = (volume.get("secret") or {}).get("secretName")
@@ -290,7 +293,7 @@ class HostAgent:
                     return config
         return None
 
-    def reset(self, cluster: Cluster, attempt: JoinAttempt) -> None:
+    def reset(self, cluster: SimCluster, attempt: JoinAttempt) -> None:
         """``kubeadm reset -f``: the kubelet stops, the pods go, the Node object stays."""
         host = attempt.host
         if host.cluster != cluster.name or not host.kubelet_running:
@@ -340,7 +343,7 @@ class HostAgent:
             "control-plane" if attempt.config.control_plane else "worker",
         )
 
-    def check(self, attempt: JoinAttempt) -> tuple[Cluster | None, str]:
+    def check(self, attempt: JoinAttempt) -> tuple[SimCluster | None, str]:
         """(target, "") when the join would succeed, else (None, why)."""
         cfg, host = attempt.config, attempt.host
         parsed = normalise_endpoint(cfg.endpoint)
@@ -362,7 +365,7 @@ class HostAgent:
             )
         return (None, reason) if reason else (target, "")
 
-    def _check_discovery(self, target: Cluster, cfg: JoinConfig) -> str:
+    def _check_discovery(self, target: SimCluster, cfg: JoinConfig) -> str:
         match = TOKEN_RE.match(cfg.token)
         if match is None:
             return (
@@ -395,7 +398,7 @@ class HostAgent:
             )
         return ""
 
-    def _check_version(self, target: Cluster, cfg: JoinConfig, host: Host) -> str:
+    def _check_version(self, target: SimCluster, cfg: JoinConfig, host: Host) -> str:
         kubelet = parse_version(host.kubelet_version)
         control_plane = parse_version(target.version)
         if cfg.api_version.endswith("v1beta4") and kubelet[:2] < (1, 31):
@@ -411,7 +414,7 @@ class HostAgent:
             )
         return ""
 
-    def _check_name(self, target: Cluster, cfg: JoinConfig, host: Host) -> str:
+    def _check_name(self, target: SimCluster, cfg: JoinConfig, host: Host) -> str:
         name = cfg.node_name or host.name
         if name != host.name:
             return (
@@ -426,7 +429,7 @@ class HostAgent:
             )
         return ""
 
-    def _check_control_plane(self, target: Cluster, cfg: JoinConfig) -> str:
+    def _check_control_plane(self, target: SimCluster, cfg: JoinConfig) -> str:
         if not target.control_plane_endpoint:
             return (
                 "unable to add a new control plane instance to a cluster that doesn't have a "
@@ -445,7 +448,7 @@ class HostAgent:
             )
         return ""
 
-    def _check_tls_bootstrap(self, target: Cluster, cfg: JoinConfig) -> str:
+    def _check_tls_bootstrap(self, target: SimCluster, cfg: JoinConfig) -> str:
         match = TOKEN_RE.match(cfg.token)
         assert match is not None
         token_id, token_secret = match.groups()

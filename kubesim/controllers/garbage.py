@@ -10,8 +10,7 @@ from kubesim.resources import PODS, REPLICASETS
 from kubesim.store import Change
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 _DEPENDENTS = {
     "deployments": (REPLICASETS,),
@@ -23,10 +22,10 @@ OWNERS = tuple(_DEPENDENTS)
 
 
 class GarbageCollector:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.world = world
 
-    def on_owner_deleted(self, cluster: Cluster, change: Change) -> None:
+    def on_owner_deleted(self, cluster: SimCluster, change: Change) -> None:
         uid = change.new.meta.get("uid")
         namespace = change.new.meta.get("namespace", "")
         for res in _DEPENDENTS.get(change.resource, ()):
