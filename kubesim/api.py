@@ -9,7 +9,15 @@ import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kubesim import discovery, objects, tables, validation
+from kubesim import (
+    discovery,
+    node_objects,
+    objects,
+    pod_objects,
+    tables,
+    validation,
+    workload_objects,
+)
 from kubesim.errors import (
     ApiError,
     bad_request,
@@ -310,32 +318,32 @@ class Api:
     def _defaults(self, res: Resource, obj: dict[str, Any]) -> None:
         now = self.cluster.now()
         if res is PODS:
-            objects.default_pod(obj)
+            pod_objects.default_pod(obj)
             if obj["spec"].get("nodeName"):
-                objects.set_pod_scheduled(obj, now)
+                pod_objects.set_pod_scheduled(obj, now)
         elif res is NODES:
-            objects.default_node(obj, now)
+            node_objects.default_node(obj, now)
         elif res is NAMESPACES:
             objects.default_namespace(obj)
         elif res is PDBS:
-            objects.default_pdb(obj)
+            workload_objects.default_pdb(obj)
             obj["status"].pop("observedGeneration", None)
         elif res is SECRETS:
             objects.default_secret(obj)
         elif res is DAEMONSETS:
-            objects.default_daemonset(obj)
+            workload_objects.default_daemonset(obj)
         elif res is REPLICASETS:
-            objects.default_replicaset(obj)
+            workload_objects.default_replicaset(obj)
         elif res is DEPLOYMENTS:
-            objects.default_deployment(obj)
+            workload_objects.default_deployment(obj)
         elif res is STATEFULSETS:
-            objects.default_statefulset(obj)
+            workload_objects.default_statefulset(obj)
         elif res is JOBS:
-            objects.default_job(obj)
+            workload_objects.default_job(obj)
         elif res is PERSISTENTVOLUMES:
-            objects.default_persistent_volume(obj)
+            workload_objects.default_persistent_volume(obj)
         elif res is PVCS:
-            objects.default_claim(obj)
+            workload_objects.default_claim(obj)
 
     def _require_active_namespace(self, namespace: str, res: Resource, name: str) -> None:
         ns = self.cluster.store.get(NAMESPACES, "", namespace)

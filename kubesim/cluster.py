@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
-from kubesim import objects
+from kubesim import node_objects, objects, pod_objects, workload_objects
 from kubesim.api import Api
 from kubesim.behaviours import static_pods
 from kubesim.behaviours.eviction import Evictions
@@ -194,7 +194,7 @@ class Cluster:
             host = self._new_host(spec)
             self.world.hosts.append(host)
             self.hosts[spec.name] = host
-            obj = objects.node_object(
+            obj = node_objects.node_object(
                 host,
                 self._pod_cidr(),
                 "ready" if spec.ready else "not-ready",
@@ -230,7 +230,7 @@ class Cluster:
             host.kubelet_running = True
             host.history.append(self.name)
             self.hosts[host.name] = host
-            obj = objects.node_object(host, self._pod_cidr(), "not-ready", self.now())
+            obj = node_objects.node_object(host, self._pod_cidr(), "not-ready", self.now())
             self.store.create(NODES, obj)
             self.world.schedule(
                 self.world.node_ready_seconds, lambda: self._node_ready(host, control_plane)
@@ -247,7 +247,7 @@ class Cluster:
     def set_node_state(self, name: str, state: str) -> None:
         """ready, not-ready or unknown: conditions and the lifecycle taints that go with it."""
         now = self.now()
-        self.store.mutate(NODES, "", name, lambda obj: objects.set_node_state(obj, state, now))
+        self.store.mutate(NODES, "", name, lambda obj: node_objects.set_node_state(obj, state, now))
 
     def stop_kubelet(self, name: str) -> None:
         """The node's kubelet stops: Ready=Unknown, unreachable taints; its pods stay as they
@@ -313,7 +313,7 @@ class Cluster:
             owner = self._owner(namespace, owner_kind, owner_name or f"{name}-owner", labels or {})
             notes = dict(annotations or {})
             if mirror:
-                notes[objects.MIRROR_ANNOTATION] = secrets.token_hex(16)
+                notes[pod_objects.MIRROR_ANNOTATION] = secrets.token_hex(16)
                 owner = {
                     "apiVersion": "v1",
                     "kind": "Node",
@@ -321,17 +321,19 @@ class Cluster:
                     "uid": self._node_uid(node),
                     "controller": True,
                 }
-            obj = objects.pod_object(namespace, name, node, labels, notes, owner, empty_dir)
+            obj = pod_objects.pod_object(namespace, name, node, labels, notes, owner, empty_dir)
             if spec:
                 obj["spec"].update(spec)
-                objects.default_pod(obj)
+                pod_objects.default_pod(obj)
             now = self.now()
             if node:
-                objects.set_pod_scheduled(obj, now)
+                pod_objects.set_pod_scheduled(obj, now)
             if node and phase == "Running":
-                objects.set_pod_running(obj, self.hosts.get(node), self.next_pod_ip(), now)
+                pod_objects.set_pod_running(obj, self.hosts.get(node), self.next_pod_ip(), now)
             elif phase in ("Succeeded", "Failed"):
-                objects.set_pod_finished(obj, self.hosts.get(node or ""), now, phase == "Succeeded")
+                pod_objects.set_pod_finished(
+                    obj, self.hosts.get(node or ""), now, phase == "Succeeded"
+                )
             return self.store.create(PODS, obj).copy()
 
     def _node_uid(self, node: str | None) -> str:
@@ -351,9 +353,9 @@ class Cluster:
             if entry is None:
                 owner_labels = labels or {"app": name}
                 if res is DAEMONSETS:
-                    obj = objects.daemonset_object(namespace, name, owner_labels)
+                    obj = workload_objects.daemonset_object(namespace, name, owner_labels)
                 else:
-                    obj = objects.default_replicaset(
+                    obj = workload_objects.default_replicaset(
                         {
                             "apiVersion": "apps/v1",
                             "kind": "ReplicaSet",
@@ -482,7 +484,7 @@ class Cluster:
         (evictions answer "still being processed" until it syncs)."""
         with self.lock:
             self._ensure_namespace(namespace)
-            obj = objects.pdb_object(
+            obj = workload_objects.pdb_object(
                 namespace, name, selector_labels, min_available, max_unavailable
             )
             self.store.create(PDBS, obj)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kubesim.clock import rfc3339
 from kubesim.errors import ApiError, bad_request, forbidden, too_many_requests
 from kubesim.http_messages import Response, json_response
-from kubesim.objects import pod_ready
+from kubesim.pod_objects import pod_ready
 from kubesim.resources import PDBS, PODS
 from kubesim.selectors import selector_from_label_selector
 from kubesim.store import Entry

@@ -15,12 +15,13 @@ from cryptography import x509
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from kubesim import objects
+from kubesim import node_objects, objects
 from kubesim.behaviours.host_cleanup import cleanup_between_reset_and_join
 from kubesim.behaviours.signer import JWS_PREFIX, TOKEN_PREFIX, TOKEN_RE, expired, token_fields
 from kubesim.jws import verify_detached
 from kubesim.kubeadm import JoinConfig, find_join_configuration, normalise_endpoint
-from kubesim.objects import node_state, parse_version
+from kubesim.node_objects import node_state
+from kubesim.objects import parse_version
 from kubesim.pki import ca_cert_hash
 from kubesim.resources import CONFIGMAPS, NODES, PODS, SECRETS
 from kubesim.store import Entry
@@ -196,7 +197,7 @@ class HostAgent:
     ) -> str:
         node = cluster.store.get(NODES, "", host.name)
         missing = "open /etc/kubernetes/pki/ca.crt: no such file or directory"
-        if node is None or not objects.is_control_plane(node.obj):
+        if node is None or not node_objects.is_control_plane(node.obj):
             return (
                 "error execution phase upload-certs: failed to load certificates: couldn't "
                 f"load the certificate file /etc/kubernetes/pki/ca.crt: {missing} "

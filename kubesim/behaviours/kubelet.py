@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubesim import objects
+from kubesim import pod_objects
 from kubesim.resources import PODS
 from kubesim.store import Change, Entry
 
@@ -86,7 +86,7 @@ class Kubelet:
             else cluster.next_pod_ip()
         )
         cluster.store.mutate(
-            PODS, namespace, name, lambda obj: objects.set_pod_running(obj, host, ip, now)
+            PODS, namespace, name, lambda obj: pod_objects.set_pod_running(obj, host, ip, now)
         )
 
     def set_finished(
@@ -103,7 +103,7 @@ class Kubelet:
             PODS,
             namespace,
             name,
-            lambda obj: objects.set_pod_finished(obj, host, now, ok, message),
+            lambda obj: pod_objects.set_pod_finished(obj, host, now, ok, message),
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesim.objects import UNSCHEDULABLE_TAINT
+from kubesim.node_objects import UNSCHEDULABLE_TAINT
 from kubesim.resources import NODES
 from kubesim.store import Change
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesim import objects
+from kubesim import node_objects
 from kubesim.hosts import CONTROL_PLANE_LABEL
 from kubesim.resources import NODES, PODS
 
@@ -100,7 +100,7 @@ def finish_control_plane_join(cluster: SimCluster, host: Host) -> None:
             labels[CONTROL_PLANE_LABEL] = ""
             taints = obj.setdefault("spec", {}).setdefault("taints", [])
             if not any(t.get("key") == CONTROL_PLANE_LABEL for t in taints):
-                taints.append(objects.control_plane_taint())
+                taints.append(node_objects.control_plane_taint())
 
         cluster.store.mutate(NODES, "", host.name, mark)
     cluster.world.record_event(cluster.name, "control-plane-joined", host.name, "etcd member added")

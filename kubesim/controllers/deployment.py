@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from kubesim import objects
+from kubesim import objects, workload_objects
 from kubesim.controllers.base import (
     WorkQueue,
     controller_ref,
@@ -82,7 +82,7 @@ class DeploymentController:
         selector = copy.deepcopy(deployment.obj["spec"].get("selector") or {})
         selector.setdefault("matchLabels", {})[HASH_LABEL] = pod_hash
         namespace, name = deployment.meta["namespace"], deployment.meta["name"]
-        obj = objects.default_replicaset(
+        obj = workload_objects.default_replicaset(
             {
                 "apiVersion": "apps/v1",
                 "kind": "ReplicaSet",

@@ -17,7 +17,7 @@ from kubesim.controllers.base import (
     owned_by,
     write_status,
 )
-from kubesim.objects import pod_ready
+from kubesim.pod_objects import pod_ready
 from kubesim.resources import JOBS, PODS
 from kubesim.store import Change
 

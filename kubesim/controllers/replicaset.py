@@ -18,7 +18,7 @@ from kubesim.controllers.base import (
     owned_by,
     write_status,
 )
-from kubesim.objects import pod_ready
+from kubesim.pod_objects import pod_ready
 from kubesim.resources import PODS, REPLICASETS
 from kubesim.store import Change
 

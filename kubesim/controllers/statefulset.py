@@ -20,7 +20,7 @@ from kubesim.controllers.base import (
     write_status,
 )
 from kubesim.controllers.deployment import template_hash
-from kubesim.objects import pod_ready
+from kubesim.pod_objects import pod_ready
 from kubesim.resources import PODS, PVCS, STATEFULSETS
 from kubesim.store import Change, Entry
 
