@@ -39,7 +39,8 @@ SEED_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 
 class Cluster(ClusterNodes, ClusterObjects, ClusterClients):
-    """Made by ``World.add_cluster``; the attributes below are the test-facing API."""
+    """Made by ``World.add_cluster``. Its test-facing API is this class and its parts
+    (``ClusterNodes``, ``ClusterObjects``, ``ClusterClients``, ``ClusterReads``)."""
 
     def __init__(
         self,
