@@ -5,23 +5,11 @@ from __future__ import annotations
 import traceback
 from typing import TYPE_CHECKING
 
-from kubesim import (
-    discovery,
-    objects,
-)
+from kubesim import discovery, objects
 from kubesim.api_reads import ReadVerbs
 from kubesim.api_writes import WriteVerbs
-from kubesim.errors import (
-    ApiError,
-    internal,
-    method_not_allowed,
-)
-from kubesim.http_messages import (
-    Request,
-    Response,
-    error_response,
-    json_response,
-)
+from kubesim.errors import ApiError, internal, method_not_allowed
+from kubesim.http_messages import Request, Response, error_response, json_response
 from kubesim.rbac import Attributes
 from kubesim.routes import Route, parse, verb
 

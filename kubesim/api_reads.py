@@ -4,31 +4,15 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kubesim import (
-    tables,
-)
-from kubesim.errors import (
-    ApiError,
-    bad_request,
-    method_not_allowed,
-)
-from kubesim.http_messages import (
-    Request,
-    Response,
-    WatchStream,
-    json_response,
-)
-from kubesim.resources import (
-    Resource,
-)
+from kubesim import tables
+from kubesim.api_request import RequestParsing, int_or_bad, int_param
+from kubesim.errors import ApiError, bad_request, method_not_allowed
+from kubesim.http_messages import Request, Response, WatchStream, json_response
+from kubesim.resources import Resource
 from kubesim.routes import Route
 from kubesim.store import Entry, Watcher, sort_key
-
-if TYPE_CHECKING:
-    pass
-from kubesim.api_request import RequestParsing, int_or_bad, int_param
 
 
 class ReadVerbs(RequestParsing):

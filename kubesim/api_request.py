@@ -7,15 +7,9 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kubesim.errors import (
-    bad_request,
-)
-from kubesim.http_messages import (
-    Request,
-)
-from kubesim.resources import (
-    Resource,
-)
+from kubesim.errors import bad_request
+from kubesim.http_messages import Request
+from kubesim.resources import Resource
 from kubesim.routes import Route
 from kubesim.selectors import parse_field_selector, parse_label_selector
 

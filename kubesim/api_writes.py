@@ -5,15 +5,10 @@ from __future__ import annotations
 
 import json
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kubesim import (
-    node_objects,
-    objects,
-    pod_objects,
-    validation,
-    workload_objects,
-)
+from kubesim import node_objects, objects, pod_objects, validation, workload_objects
+from kubesim.api_request import RequestParsing, int_or_bad
 from kubesim.errors import (
     ApiError,
     bad_request,
@@ -23,12 +18,7 @@ from kubesim.errors import (
     method_not_allowed,
     not_found,
 )
-from kubesim.http_messages import (
-    Request,
-    Response,
-    json_response,
-    success_status,
-)
+from kubesim.http_messages import Request, Response, json_response, success_status
 from kubesim.patch import apply_patch
 from kubesim.resources import (
     DAEMONSETS,
@@ -47,10 +37,6 @@ from kubesim.resources import (
 )
 from kubesim.routes import Route
 from kubesim.store import Entry
-
-if TYPE_CHECKING:
-    pass
-from kubesim.api_request import RequestParsing, int_or_bad
 
 _GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 

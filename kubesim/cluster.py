@@ -25,10 +25,7 @@ from kubesim.pki import CertificateAuthority, server_context
 from kubesim.proxy import Proxy
 from kubesim.rbac import Rbac
 from kubesim.request_log import RequestLog, RequestRecord
-from kubesim.resources import (
-    CONFIGMAPS,
-    NAMESPACES,
-)
+from kubesim.resources import CONFIGMAPS, NAMESPACES
 from kubesim.server import ApiServer
 from kubesim.store import Change, Store
 

@@ -4,20 +4,14 @@ the cluster-info a joining node reads."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kubesim.cluster_reads import ClusterReads
 from kubesim.kubeadm import normalise_endpoint
 from kubesim.kubeconfig import client_kubeconfig, cluster_info_kubeconfig, dump
 from kubesim.pki import CertificateAuthority
 from kubesim.proxy import Proxy
-from kubesim.resources import (
-    CONFIGMAPS,
-)
-
-if TYPE_CHECKING:
-    pass
-
-from kubesim.cluster_reads import ClusterReads
+from kubesim.resources import CONFIGMAPS
 
 
 class ClusterClients(ClusterReads):

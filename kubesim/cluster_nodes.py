@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesim import node_objects
 from kubesim.behaviours import static_pods
+from kubesim.cluster_reads import ClusterReads
 from kubesim.hosts import CONTROL_PLANE_LABEL, Host, NodeSpec
-from kubesim.resources import (
-    NODES,
-    PODS,
-)
+from kubesim.resources import NODES, PODS
 from kubesim.selectors import parse_label_selector
 from kubesim.store import Entry
-
-if TYPE_CHECKING:
-    pass
-
-from kubesim.cluster_reads import ClusterReads
 
 
 class ClusterNodes(ClusterReads):

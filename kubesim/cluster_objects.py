@@ -4,10 +4,11 @@ namespace deletion as the API server does it."""
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesim import objects, pod_objects, workload_objects
 from kubesim.clock import rfc3339
+from kubesim.cluster_reads import ClusterReads
 from kubesim.resources import (
     CONFIGMAPS,
     DAEMONSETS,
@@ -20,11 +21,6 @@ from kubesim.resources import (
     Resource,
 )
 from kubesim.store import Entry
-
-if TYPE_CHECKING:
-    pass
-
-from kubesim.cluster_reads import ClusterReads
 
 
 class ClusterObjects(ClusterReads):

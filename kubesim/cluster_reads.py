@@ -9,15 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from kubesim import objects
 from kubesim.clock import rfc3339
 from kubesim.hosts import Host
-from kubesim.resources import (
-    CONFIGMAPS,
-    NAMESPACES,
-    NODES,
-    PDBS,
-    PODS,
-    SECRETS,
-    Resource,
-)
+from kubesim.resources import CONFIGMAPS, NAMESPACES, NODES, PDBS, PODS, SECRETS, Resource
 from kubesim.selectors import parse_label_selector
 from kubesim.store import Entry, Store
 
