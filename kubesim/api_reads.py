@@ -8,11 +8,11 @@ from typing import Any
 
 from kubesim import tables
 from kubesim.api_request import RequestParsing, int_or_bad, int_param
+from kubesim.entries import Entry, Watcher, sort_key
 from kubesim.errors import ApiError, bad_request, method_not_allowed
 from kubesim.http_messages import Request, Response, WatchStream, json_response
 from kubesim.resources import Resource
 from kubesim.routes import Route
-from kubesim.store import Entry, Watcher, sort_key
 
 
 class ReadVerbs(RequestParsing):

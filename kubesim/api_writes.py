@@ -9,6 +9,7 @@ from typing import Any
 
 from kubesim import node_objects, objects, pod_objects, validation, workload_objects
 from kubesim.api_request import RequestParsing, int_or_bad
+from kubesim.entries import Entry
 from kubesim.errors import (
     ApiError,
     bad_request,
@@ -36,7 +37,6 @@ from kubesim.resources import (
     Resource,
 )
 from kubesim.routes import Route
-from kubesim.store import Entry
 
 _GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 

@@ -16,6 +16,7 @@ from kubesim.behaviours.eviction import Evictions
 from kubesim.cluster_clients import ClusterClients
 from kubesim.cluster_nodes import ClusterNodes
 from kubesim.cluster_objects import ClusterObjects
+from kubesim.entries import Change
 from kubesim.faults import Faults
 from kubesim.hosts import Host
 from kubesim.http_messages import Request, Response, error_response
@@ -27,7 +28,7 @@ from kubesim.rbac import Rbac
 from kubesim.request_log import RequestLog, RequestRecord
 from kubesim.resources import CONFIGMAPS, NAMESPACES
 from kubesim.server import ApiServer
-from kubesim.store import Change, Store
+from kubesim.store import Store
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimWorld

@@ -7,10 +7,10 @@ from typing import Any
 from kubesim import node_objects
 from kubesim.behaviours import static_pods
 from kubesim.cluster_reads import ClusterReads
+from kubesim.entries import Entry
 from kubesim.hosts import CONTROL_PLANE_LABEL, Host, NodeSpec
 from kubesim.resources import NODES, PODS
 from kubesim.selectors import parse_label_selector
-from kubesim.store import Entry
 
 
 class ClusterNodes(ClusterReads):

@@ -9,6 +9,7 @@ from typing import Any
 from kubesim import objects, pod_objects, workload_objects
 from kubesim.clock import rfc3339
 from kubesim.cluster_reads import ClusterReads
+from kubesim.entries import Entry
 from kubesim.resources import (
     CONFIGMAPS,
     DAEMONSETS,
@@ -20,7 +21,6 @@ from kubesim.resources import (
     SECRETS,
     Resource,
 )
-from kubesim.store import Entry
 
 
 class ClusterObjects(ClusterReads):

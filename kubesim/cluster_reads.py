@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from kubesim import objects
 from kubesim.clock import rfc3339
+from kubesim.entries import Entry
 from kubesim.hosts import Host
 from kubesim.resources import CONFIGMAPS, NAMESPACES, NODES, PDBS, PODS, SECRETS, Resource
 from kubesim.selectors import parse_label_selector
-from kubesim.store import Entry, Store
+from kubesim.store import Store
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesim.store import new_uid
+from kubesim.entries import new_uid
 
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesim.entries import Watcher
 from kubesim.errors import ApiError
 from kubesim.resources import Resource
-from kubesim.store import Watcher
 
 JSON = "application/json"
 

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from kubesim.clock import Clock
+from kubesim.entries import Change, Entry
 from kubesim.hosts import Host
 from kubesim.http_messages import Response
 from kubesim.rbac import Rbac
 from kubesim.resources import Resource
 from kubesim.routes import Route
-from kubesim.store import Change, Entry, Store
+from kubesim.store import Store
 
 
 class PodRunner(Protocol):

@@ -12,8 +12,8 @@ from kubesim.behaviours.signer import BootstrapSigner
 from kubesim.controllers import Controllers
 
 if TYPE_CHECKING:
+    from kubesim.entries import Change
     from kubesim.protocols import SimCluster, SimWorld
-    from kubesim.store import Change
 
 
 class Behaviours:

@@ -13,10 +13,10 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from kubesim.clock import parse_rfc3339, rfc3339
+from kubesim.entries import Change
 from kubesim.pod_objects import pod_healthy
 from kubesim.resources import DEPLOYMENTS, PDBS, PODS, REPLICASETS, STATEFULSETS
 from kubesim.selectors import selector_from_label_selector
-from kubesim.store import Change
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

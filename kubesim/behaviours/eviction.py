@@ -6,12 +6,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from kubesim.clock import rfc3339
+from kubesim.entries import Entry
 from kubesim.errors import ApiError, bad_request, forbidden, too_many_requests
 from kubesim.http_messages import Response, json_response
 from kubesim.pod_objects import pod_ready
 from kubesim.resources import PDBS, PODS
 from kubesim.selectors import selector_from_label_selector
-from kubesim.store import Entry
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster

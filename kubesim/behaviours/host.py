@@ -25,9 +25,9 @@ from kubesim.behaviours.agent_pods import (
 )
 from kubesim.behaviours.host_cleanup import cleanup_between_reset_and_join
 from kubesim.behaviours.join_preflight import JoinAttempt
+from kubesim.entries import Entry
 from kubesim.kubeadm import JoinConfig, find_join_configuration
 from kubesim.resources import NODES, PODS, SECRETS
-from kubesim.store import Entry
 
 if TYPE_CHECKING:
     from kubesim.hosts import Host

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesim import pod_objects
+from kubesim.entries import Change, Entry
 from kubesim.resources import PODS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
     from kubesim.hosts import Host

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kubesim.entries import Change
 from kubesim.node_objects import UNSCHEDULABLE_TAINT
 from kubesim.resources import NODES
-from kubesim.store import Change
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

@@ -10,10 +10,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from kubesim.clock import parse_rfc3339
+from kubesim.entries import Change
 from kubesim.jws import detached_signature
 from kubesim.objects import secret_values
 from kubesim.resources import CONFIGMAPS, SECRETS
-from kubesim.store import Change
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

@@ -15,8 +15,8 @@ from kubesim.controllers.statefulset import StatefulSetController
 from kubesim.controllers.volumes import VolumeBinder
 
 if TYPE_CHECKING:
+    from kubesim.entries import Change
     from kubesim.protocols import SimCluster, SimWorld
-    from kubesim.store import Change
 
 
 class Controllers:

@@ -7,10 +7,10 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kubesim.entries import Entry
 from kubesim.errors import ApiError
 from kubesim.resources import PODS, Resource
 from kubesim.routes import Route
-from kubesim.store import Entry
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

@@ -20,8 +20,8 @@ from kubesim.controllers.base import (
     owner_reference,
     write_status,
 )
+from kubesim.entries import Change, Entry
 from kubesim.resources import DEPLOYMENTS, REPLICASETS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesim.controllers.base import controller_ref
+from kubesim.entries import Change
 from kubesim.resources import PODS, REPLICASETS
-from kubesim.store import Change
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

@@ -17,9 +17,9 @@ from kubesim.controllers.base import (
     owned_by,
     write_status,
 )
+from kubesim.entries import Change
 from kubesim.pod_objects import pod_ready
 from kubesim.resources import JOBS, PODS
-from kubesim.store import Change
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

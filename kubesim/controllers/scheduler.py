@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from kubesim.controllers.base import WorkQueue
 from kubesim.controllers.placement import node_reason, unschedulable_message
 from kubesim.controllers.volumes import bind, volume_check
+from kubesim.entries import Change, Entry
 from kubesim.errors import ApiError
 from kubesim.resources import NODES, PODS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

@@ -20,9 +20,9 @@ from kubesim.controllers.base import (
     write_status,
 )
 from kubesim.controllers.deployment import template_hash
+from kubesim.entries import Change, Entry
 from kubesim.pod_objects import pod_ready
 from kubesim.resources import PODS, PVCS, STATEFULSETS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld

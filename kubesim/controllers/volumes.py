@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from kubesim.controllers.base import WorkQueue
 from kubesim.controllers.placement import NO_VOLUME, VOLUME_AFFINITY, node_selector_matches
+from kubesim.entries import Change, Entry
 from kubesim.resources import PERSISTENTVOLUMES, PVCS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
     from kubesim.protocols import SimCluster, SimWorld
