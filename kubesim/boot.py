@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kubesim.behaviours.host import JoinAttempt
+from kubesim.behaviours.join_preflight import JoinAttempt
 from kubesim.hosts import Host
 from kubesim.kubeadm import find_join_configuration
 

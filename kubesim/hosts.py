@@ -6,9 +6,17 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesim.store import new_uid
+from kubesim.entries import new_uid
 
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
+
+# what `kubeadm reset` leaves on a machine (behaviours/host_cleanup.py cleans them)
+CNI = "/etc/cni/net.d/10-calico.conflist"
+IPTABLES = "iptables KUBE-* chains"
+IPVS = "IPVS virtual servers"
+KUBECONFIG = "/root/.kube/config"
+
+INITIAL = (CNI, IPTABLES, KUBECONFIG)  # plus IPVS on hosts with `ipvsadm` (Host.ipvs)
 
 
 @dataclass
@@ -66,8 +74,6 @@ class Host:
         self.system_uuid = self.system_uuid or f"{d[:8]}-{d[8:12]}-{d[12:16]}-{d[16:20]}-{d[20:]}"
         self.boot_id = self.boot_id or new_uid()
         if not self.leftovers:
-            from kubesim.behaviours.host_cleanup import INITIAL, IPVS
-
             self.leftovers = [*INITIAL, *([IPVS] if self.ipvs else [])]
 
     @property

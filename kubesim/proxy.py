@@ -10,18 +10,14 @@ is refused by the real cluster-info, as kubeadm refuses it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kubesim.pki import CertificateAuthority, server_context
-from kubesim.server import ApiServer
-
-if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
+from kubesim.server import ApiServer, Backend
 
 
 @dataclass
 class Proxy:
-    cluster: Cluster
+    cluster: Backend
     ca: CertificateAuthority = field(init=False)
     _http: ApiServer = field(init=False)
 

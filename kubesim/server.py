@@ -10,13 +10,29 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
-from kubesim.api import Request, Response, WatchStream
+from kubesim.http_messages import Request, Response, WatchStream
+from kubesim.request_log import RequestRecord
+from kubesim.store import Store
 
-if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
+
+class Backend(Protocol):
+    """What the HTTP server serves: a cluster's API, and its request log."""
+
+    name: str
+
+    @property
+    def store(self) -> Store: ...
+
+    def serve(self, req: Request) -> Response: ...
+
+    def record(
+        self, req: Request, status: int, bytes_out: int, seconds: float
+    ) -> RequestRecord: ...
+
+    def finish_record(self, entry: RequestRecord, bytes_out: int, seconds: float) -> None: ...
 
 
 class _Server(ThreadingHTTPServer):
@@ -24,7 +40,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], cluster: Cluster, context: ssl.SSLContext) -> None:
+    def __init__(self, address: tuple[str, int], cluster: Backend, context: ssl.SSLContext) -> None:
         self.cluster = cluster
         self.tls = context
         self.connections: set[socket.socket] = set()
@@ -218,7 +234,7 @@ def _dumps(obj: Any) -> bytes:
 class ApiServer:
     """Listens on 127.0.0.1:port for one cluster; can stop and restart on the same port."""
 
-    def __init__(self, cluster: Cluster, context: ssl.SSLContext, port: int = 0) -> None:
+    def __init__(self, cluster: Backend, context: ssl.SSLContext, port: int = 0) -> None:
         self.cluster = cluster
         self.context = context
         self.port = port

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesim.clock import parse_rfc3339
-from kubesim.objects import node_state, pod_ready
+from kubesim.node_objects import node_state
+from kubesim.pod_objects import pod_ready
 
 Row = list[Any]
 Column = tuple[str, str, int]  # name, type, priority (1: only with -o wide)

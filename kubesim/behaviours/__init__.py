@@ -12,13 +12,12 @@ from kubesim.behaviours.signer import BootstrapSigner
 from kubesim.controllers import Controllers
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.store import Change
-    from kubesim.world import World
+    from kubesim.entries import Change
+    from kubesim.protocols import SimCluster, SimWorld
 
 
 class Behaviours:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.kubelet = Kubelet(world)
         self.disruption = DisruptionController(world)
         self.signer = BootstrapSigner(world)
@@ -26,7 +25,7 @@ class Behaviours:
         self.nodes = NodeLifecycle(world)
         self.controllers = Controllers(world)
 
-    def changed(self, cluster: Cluster, change: Change) -> None:
+    def changed(self, cluster: SimCluster, change: Change) -> None:
         self.controllers.changed(cluster, change)
         if change.resource == "pods":
             self.kubelet.on_pod(cluster, change)

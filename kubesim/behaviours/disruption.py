@@ -13,14 +13,13 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from kubesim.clock import parse_rfc3339, rfc3339
-from kubesim.objects import pod_healthy
+from kubesim.entries import Change
+from kubesim.pod_objects import pod_healthy
 from kubesim.resources import DEPLOYMENTS, PDBS, PODS, REPLICASETS, STATEFULSETS
 from kubesim.selectors import selector_from_label_selector
-from kubesim.store import Change
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 DELETION_TIMEOUT = 120.0  # seconds an eviction stays in disruptedPods without the pod going
 
@@ -35,7 +34,7 @@ def _scaled(value: int | str, total: int) -> int:
     return int(value)
 
 
-def _controller_of(cluster: Cluster, namespace: str, ref: dict[str, Any]) -> tuple[str, int]:
+def _controller_of(cluster: SimCluster, namespace: str, ref: dict[str, Any]) -> tuple[str, int]:
     """(uid, replicas) of the scalable controller behind a pod's controllerRef, as the
     disruption controller's finders resolve it: a ReplicaSet owned by a Deployment counts
     as the Deployment."""
@@ -52,7 +51,7 @@ def _controller_of(cluster: Cluster, namespace: str, ref: dict[str, Any]) -> tup
     return owner.meta["uid"], int(owner.obj.get("spec", {}).get("replicas", 1))
 
 
-def controller_scale(cluster: Cluster, pods: list[dict[str, Any]]) -> int:
+def controller_scale(cluster: SimCluster, pods: list[dict[str, Any]]) -> int:
     """Sum of the replicas of the pods' controllers (ReplicaSets, Deployments, StatefulSets)."""
     scales: dict[str, int] = {}
     for pod in pods:
@@ -71,7 +70,7 @@ def controller_scale(cluster: Cluster, pods: list[dict[str, Any]]) -> int:
 
 
 def expected_and_desired(
-    cluster: Cluster, spec: dict[str, Any], pods: list[dict[str, Any]]
+    cluster: SimCluster, spec: dict[str, Any], pods: list[dict[str, Any]]
 ) -> tuple[int, int]:
     """(expectedPods, desiredHealthy) as the disruption controller computes them."""
     if spec.get("maxUnavailable") is not None:
@@ -105,18 +104,18 @@ def set_allowed_condition(pdb: dict[str, Any], now: str, failure: str = "") -> N
 
 
 class DisruptionController:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.world = world
         self._pending: set[tuple[str, str, str]] = set()
 
-    def on_pdb(self, cluster: Cluster, change: Change) -> None:
+    def on_pdb(self, cluster: SimCluster, change: Change) -> None:
         if change.type == "DELETED":
             return
         meta, status = change.new.meta, change.new.obj.get("status", {})
         if status.get("observedGeneration", 0) < meta.get("generation", 1):
             self._later(cluster, meta["namespace"], meta["name"])
 
-    def on_pod(self, cluster: Cluster, change: Change) -> None:
+    def on_pod(self, cluster: SimCluster, change: Change) -> None:
         namespace = change.new.meta.get("namespace", "")
         pdbs = cluster.store.list(PDBS, namespace)
         if not pdbs:
@@ -127,7 +126,7 @@ class DisruptionController:
             if selector is not None and any(selector.matches(lbl) for lbl in labels):
                 self._later(cluster, namespace, entry.meta["name"])
 
-    def _later(self, cluster: Cluster, namespace: str, name: str) -> None:
+    def _later(self, cluster: SimCluster, namespace: str, name: str) -> None:
         key = (cluster.name, namespace, name)
         if key in self._pending:
             return
@@ -139,7 +138,7 @@ class DisruptionController:
 
         self.world.schedule(self.world.pdb_sync_seconds, run)
 
-    def sync(self, cluster: Cluster, namespace: str, name: str) -> None:
+    def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         """Recompute the budget's status from its pods, as the controller does."""
         with cluster.lock:
             entry = cluster.store.get(PDBS, namespace, name)

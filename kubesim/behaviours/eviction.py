@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from kubesim.api import Response, json_response
 from kubesim.clock import rfc3339
+from kubesim.entries import Entry
 from kubesim.errors import ApiError, bad_request, forbidden, too_many_requests
-from kubesim.objects import pod_ready
+from kubesim.http_messages import Response, json_response
+from kubesim.pod_objects import pod_ready
 from kubesim.resources import PDBS, PODS
 from kubesim.selectors import selector_from_label_selector
-from kubesim.store import Entry
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
+    from kubesim.protocols import SimCluster
 
 BLOCKED = "Cannot evict pod as it would violate the pod's disruption budget."
 MAX_DISRUPTED_PODS = 2000
@@ -28,7 +28,7 @@ def can_ignore_pdb(pod: dict[str, Any]) -> bool:
     )
 
 
-def matching_pdbs(cluster: Cluster, pod: dict[str, Any]) -> list[Entry]:
+def matching_pdbs(cluster: SimCluster, pod: dict[str, Any]) -> list[Entry]:
     """PDBs in the pod's namespace whose (non-empty) selector matches its labels."""
     namespace = pod["metadata"].get("namespace", "")
     labels = pod["metadata"].get("labels") or {}
@@ -47,7 +47,7 @@ def _success() -> Response:
 
 
 class Evictions:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: SimCluster) -> None:
         self.cluster = cluster
 
     def evict(self, namespace: str, name: str, eviction: dict[str, Any]) -> Response:

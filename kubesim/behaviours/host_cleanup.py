@@ -11,12 +11,7 @@ from __future__ import annotations
 
 import re
 
-CNI = "/etc/cni/net.d/10-calico.conflist"
-IPTABLES = "iptables KUBE-* chains"
-IPVS = "IPVS virtual servers"
-KUBECONFIG = "/root/.kube/config"
-
-INITIAL = (CNI, IPTABLES, KUBECONFIG)  # plus IPVS on hosts with `ipvsadm` (Host.ipvs)
+from kubesim.hosts import CNI, IPTABLES, IPVS, KUBECONFIG
 
 _COMMANDS = (
     (CNI, re.compile(r"rm -(?:rf|fr|r) /etc/cni/net\.d/\*")),

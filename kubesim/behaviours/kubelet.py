@@ -4,33 +4,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubesim import objects
+from kubesim import pod_objects
+from kubesim.entries import Change, Entry
 from kubesim.resources import PODS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
     from kubesim.hosts import Host
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 
 class Kubelet:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.world = world
         self._starting: set[tuple[str, str]] = set()
         self._finishing: set[tuple[str, str]] = set()
 
-    def running_host(self, cluster: Cluster, node: str) -> Host | None:
+    def running_host(self, cluster: SimCluster, node: str) -> Host | None:
         host = cluster.hosts.get(node)
         if host is None or not host.kubelet_running or host.cluster != cluster.name:
             return None
         return host
 
-    def on_pod(self, cluster: Cluster, change: Change) -> None:
+    def on_pod(self, cluster: SimCluster, change: Change) -> None:
         if change.type != "DELETED":
             self.pod_changed(cluster, change.new)
 
-    def pod_changed(self, cluster: Cluster, entry: Entry) -> None:
+    def pod_changed(self, cluster: SimCluster, entry: Entry) -> None:
         node = entry.obj.get("spec", {}).get("nodeName")
         if not node or self.running_host(cluster, node) is None:
             return
@@ -50,13 +49,13 @@ class Kubelet:
                 self.world.pod_start_seconds, lambda: self._start(cluster, namespace, name, uid)
             )
 
-    def _current(self, cluster: Cluster, namespace: str, name: str, uid: str) -> Entry | None:
+    def _current(self, cluster: SimCluster, namespace: str, name: str, uid: str) -> Entry | None:
         entry = cluster.store.get(PODS, namespace, name)
         if entry is None or entry.meta.get("uid") != uid:
             return None
         return entry
 
-    def _finish(self, cluster: Cluster, namespace: str, name: str, uid: str) -> None:
+    def _finish(self, cluster: SimCluster, namespace: str, name: str, uid: str) -> None:
         self._finishing.discard((cluster.name, uid))
         entry = self._current(cluster, namespace, name, uid)
         if entry is None:
@@ -65,7 +64,7 @@ class Kubelet:
             return  # the kubelet stopped meanwhile: the pod stays Terminating
         cluster.finish_pod(namespace, name, uid)
 
-    def _start(self, cluster: Cluster, namespace: str, name: str, uid: str) -> None:
+    def _start(self, cluster: SimCluster, namespace: str, name: str, uid: str) -> None:
         self._starting.discard((cluster.name, uid))
         entry = self._current(cluster, namespace, name, uid)
         if entry is None or entry.meta.get("deletionTimestamp"):
@@ -79,7 +78,7 @@ class Kubelet:
             return
         self.set_running(cluster, host, namespace, name)
 
-    def set_running(self, cluster: Cluster, host: Host, namespace: str, name: str) -> None:
+    def set_running(self, cluster: SimCluster, host: Host, namespace: str, name: str) -> None:
         now = cluster.now()
         ip = (
             host.internal_ip
@@ -87,21 +86,27 @@ class Kubelet:
             else cluster.next_pod_ip()
         )
         cluster.store.mutate(
-            PODS, namespace, name, lambda obj: objects.set_pod_running(obj, host, ip, now)
+            PODS, namespace, name, lambda obj: pod_objects.set_pod_running(obj, host, ip, now)
         )
 
     def set_finished(
-        self, cluster: Cluster, host: Host, namespace: str, name: str, ok: bool, message: str = ""
+        self,
+        cluster: SimCluster,
+        host: Host,
+        namespace: str,
+        name: str,
+        ok: bool,
+        message: str = "",
     ) -> None:
         now = cluster.now()
         cluster.store.mutate(
             PODS,
             namespace,
             name,
-            lambda obj: objects.set_pod_finished(obj, host, now, ok, message),
+            lambda obj: pod_objects.set_pod_finished(obj, host, now, ok, message),
         )
 
 
-def entry_host_network(cluster: Cluster, namespace: str, name: str) -> bool:
+def entry_host_network(cluster: SimCluster, namespace: str, name: str) -> bool:
     entry = cluster.store.get(PODS, namespace, name)
     return bool(entry and entry.obj.get("spec", {}).get("hostNetwork"))

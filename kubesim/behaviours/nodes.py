@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesim.objects import UNSCHEDULABLE_TAINT
+from kubesim.entries import Change
+from kubesim.node_objects import UNSCHEDULABLE_TAINT
 from kubesim.resources import NODES
-from kubesim.store import Change
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 
 def _tainted(node: dict[str, Any]) -> bool:
@@ -20,10 +19,10 @@ def _tainted(node: dict[str, Any]) -> bool:
 
 
 class NodeLifecycle:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.world = world
 
-    def on_node(self, cluster: Cluster, change: Change) -> None:
+    def on_node(self, cluster: SimCluster, change: Change) -> None:
         if change.type == "DELETED":
             return
         node = change.new.obj
@@ -31,7 +30,7 @@ class NodeLifecycle:
             name = change.new.meta["name"]
             self.world.schedule(0, lambda: self.sync(cluster, name))
 
-    def sync(self, cluster: Cluster, name: str) -> None:
+    def sync(self, cluster: SimCluster, name: str) -> None:
         now = cluster.now()
 
         def fix(node: dict[str, Any]) -> bool:

@@ -10,14 +10,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from kubesim.clock import parse_rfc3339
+from kubesim.entries import Change
 from kubesim.jws import detached_signature
 from kubesim.objects import secret_values
 from kubesim.resources import CONFIGMAPS, SECRETS
-from kubesim.store import Change
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 TOKEN_TYPE = "bootstrap.kubernetes.io/token"
 TOKEN_PREFIX = "bootstrap-token-"
@@ -50,11 +49,11 @@ def expired(values: dict[str, str], now: float) -> bool:
 
 
 class BootstrapSigner:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.world = world
         self._pending: set[str] = set()
 
-    def on_change(self, cluster: Cluster, change: Change) -> None:
+    def on_change(self, cluster: SimCluster, change: Change) -> None:
         meta = change.new.meta
         if change.resource == "configmaps":
             if (meta.get("namespace"), meta.get("name")) == ("kube-public", "cluster-info"):
@@ -70,7 +69,7 @@ class BootstrapSigner:
                 delay = max(0.0, when - self.world.clock.time())
                 self.world.schedule(delay, lambda: self.clean(cluster))
 
-    def _later(self, cluster: Cluster) -> None:
+    def _later(self, cluster: SimCluster) -> None:
         if cluster.name in self._pending:
             return
         self._pending.add(cluster.name)
@@ -81,7 +80,7 @@ class BootstrapSigner:
 
         self.world.schedule(self.world.signer_delay_seconds, run)
 
-    def clean(self, cluster: Cluster) -> None:
+    def clean(self, cluster: SimCluster) -> None:
         """Token cleaner: delete expired bootstrap token Secrets."""
         now = self.world.clock.time()
         with cluster.lock:
@@ -90,7 +89,7 @@ class BootstrapSigner:
                 if values is not None and expired(values, now):
                     cluster.store.remove(SECRETS, "kube-system", entry.meta["name"])
 
-    def signing_tokens(self, cluster: Cluster) -> dict[str, str]:
+    def signing_tokens(self, cluster: SimCluster) -> dict[str, str]:
         """token id -> token secret for tokens the signer should sign with."""
         now = self.world.clock.time()
         tokens = {}
@@ -103,7 +102,7 @@ class BootstrapSigner:
             tokens[values["token-id"]] = values["token-secret"]
         return tokens
 
-    def sign(self, cluster: Cluster) -> None:
+    def sign(self, cluster: SimCluster) -> None:
         with cluster.lock:
             entry = cluster.store.get(CONFIGMAPS, "kube-public", "cluster-info")
             if entry is None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesim import objects
+from kubesim import node_objects
 from kubesim.hosts import CONTROL_PLANE_LABEL
 from kubesim.resources import NODES, PODS
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
     from kubesim.hosts import Host
+    from kubesim.protocols import SimCluster
 
 NAMESPACE = "kube-system"
 COMPONENTS = ("etcd", "kube-apiserver")
@@ -45,7 +45,7 @@ def _command(component: str, host: Host, version: str, port: int) -> list[str]:
     ]
 
 
-def add_control_plane_pods(cluster: Cluster, host: Host, ready: bool) -> None:
+def add_control_plane_pods(cluster: SimCluster, host: Host, ready: bool) -> None:
     """Mirror pods of `host`'s etcd and kube-apiserver; Ready when `ready`."""
     for component in COMPONENTS:
         name = mirror_pod_name(component, host.name)
@@ -68,7 +68,7 @@ def add_control_plane_pods(cluster: Cluster, host: Host, ready: bool) -> None:
             set_ready(cluster, host.name, False, component)
 
 
-def set_ready(cluster: Cluster, node: str, ready: bool, component: str | None = None) -> None:
+def set_ready(cluster: SimCluster, node: str, ready: bool, component: str | None = None) -> None:
     """Mark `node`'s control-plane mirror pods (or one component's) Ready or not."""
     now = cluster.now()
 
@@ -87,7 +87,7 @@ def set_ready(cluster: Cluster, node: str, ready: bool, component: str | None = 
             cluster.store.mutate(PODS, NAMESPACE, pod, mark)
 
 
-def finish_control_plane_join(cluster: Cluster, host: Host) -> None:
+def finish_control_plane_join(cluster: SimCluster, host: Host) -> None:
     """The control-plane-join phase: etcd member added, static pods up, node marked."""
     with cluster.lock:
         if cluster.hosts.get(host.name) is not host or not host.kubelet_running:
@@ -100,7 +100,7 @@ def finish_control_plane_join(cluster: Cluster, host: Host) -> None:
             labels[CONTROL_PLANE_LABEL] = ""
             taints = obj.setdefault("spec", {}).setdefault("taints", [])
             if not any(t.get("key") == CONTROL_PLANE_LABEL for t in taints):
-                taints.append(objects.control_plane_taint())
+                taints.append(node_objects.control_plane_taint())
 
         cluster.store.mutate(NODES, "", host.name, mark)
     cluster.world.record_event(cluster.name, "control-plane-joined", host.name, "etcd member added")

@@ -15,13 +15,12 @@ from kubesim.controllers.statefulset import StatefulSetController
 from kubesim.controllers.volumes import VolumeBinder
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.store import Change
-    from kubesim.world import World
+    from kubesim.entries import Change
+    from kubesim.protocols import SimCluster, SimWorld
 
 
 class Controllers:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.replicasets = ReplicaSetController(world)
         self.deployments = DeploymentController(world)
         self.statefulsets = StatefulSetController(world)
@@ -30,7 +29,7 @@ class Controllers:
         self.volumes = VolumeBinder(world)
         self.garbage = GarbageCollector(world)
 
-    def changed(self, cluster: Cluster, change: Change) -> None:
+    def changed(self, cluster: SimCluster, change: Change) -> None:
         resource = change.resource
         if resource == "pods":
             self.replicasets.on_pod(cluster, change)

@@ -7,26 +7,25 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kubesim.entries import Entry
 from kubesim.errors import ApiError
 from kubesim.resources import PODS, Resource
 from kubesim.routes import Route
-from kubesim.store import Entry
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 
 class WorkQueue:
     """Runs ``sync(cluster, namespace, name)`` once per key after a change, as a controller's
     rate-limited queue does: several changes before the sync collapse into one."""
 
-    def __init__(self, world: World, sync: Callable[[Cluster, str, str], None]) -> None:
+    def __init__(self, world: SimWorld, sync: Callable[[SimCluster, str, str], None]) -> None:
         self.world = world
         self._sync = sync
         self._pending: set[tuple[str, str, str]] = set()
 
-    def add(self, cluster: Cluster, namespace: str, name: str, delay: float = 0.0) -> None:
+    def add(self, cluster: SimCluster, namespace: str, name: str, delay: float = 0.0) -> None:
         key = (cluster.name, namespace, name)
         if key in self._pending:
             return
@@ -61,7 +60,7 @@ def owner_reference(entry: Entry) -> dict[str, Any]:
     }
 
 
-def owned_by(cluster: Cluster, res: Resource, owner: Entry) -> list[Entry]:
+def owned_by(cluster: SimCluster, res: Resource, owner: Entry) -> list[Entry]:
     """Objects of ``res`` in the owner's namespace whose controller is ``owner`` (by uid)."""
     uid = owner.meta.get("uid")
     return [
@@ -78,7 +77,7 @@ def active(pod: dict[str, Any]) -> bool:
 
 
 def create_from_template(
-    cluster: Cluster,
+    cluster: SimCluster,
     owner: Entry,
     template: dict[str, Any],
     name: str = "",
@@ -110,7 +109,7 @@ def create_from_template(
         return None
 
 
-def write_status(cluster: Cluster, res: Resource, entry: Entry, status: dict[str, Any]) -> None:
+def write_status(cluster: SimCluster, res: Resource, entry: Entry, status: dict[str, Any]) -> None:
     """Store ``status`` (merged over the current one) when it changes anything."""
     merged = {**(entry.obj.get("status") or {}), **status}
     if merged == entry.obj.get("status"):

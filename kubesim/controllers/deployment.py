@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from kubesim import objects
+from kubesim import objects, workload_objects
 from kubesim.controllers.base import (
     WorkQueue,
     controller_ref,
@@ -20,12 +20,11 @@ from kubesim.controllers.base import (
     owner_reference,
     write_status,
 )
+from kubesim.entries import Change, Entry
 from kubesim.resources import DEPLOYMENTS, REPLICASETS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 HASH_LABEL = "pod-template-hash"
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
@@ -38,19 +37,19 @@ def template_hash(template: dict[str, Any]) -> str:
 
 
 class DeploymentController:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.queue = WorkQueue(world, self.sync)
 
-    def on_deployment(self, cluster: Cluster, change: Change) -> None:
+    def on_deployment(self, cluster: SimCluster, change: Change) -> None:
         if change.type != "DELETED":
             self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
 
-    def on_replicaset(self, cluster: Cluster, change: Change) -> None:
+    def on_replicaset(self, cluster: SimCluster, change: Change) -> None:
         ref = controller_ref(change.new.obj)
         if ref is not None and ref.get("kind") == "Deployment":
             self.queue.add(cluster, change.new.meta["namespace"], ref.get("name", ""))
 
-    def sync(self, cluster: Cluster, namespace: str, name: str) -> None:
+    def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         entry = cluster.store.get(DEPLOYMENTS, namespace, name)
         if entry is None or entry.meta.get("deletionTimestamp"):
             return
@@ -71,7 +70,7 @@ class DeploymentController:
 
     def _new_replicaset(
         self,
-        cluster: Cluster,
+        cluster: SimCluster,
         deployment: Entry,
         template: dict[str, Any],
         pod_hash: str,
@@ -83,7 +82,7 @@ class DeploymentController:
         selector = copy.deepcopy(deployment.obj["spec"].get("selector") or {})
         selector.setdefault("matchLabels", {})[HASH_LABEL] = pod_hash
         namespace, name = deployment.meta["namespace"], deployment.meta["name"]
-        obj = objects.default_replicaset(
+        obj = workload_objects.default_replicaset(
             {
                 "apiVersion": "apps/v1",
                 "kind": "ReplicaSet",
@@ -100,14 +99,14 @@ class DeploymentController:
         return cluster.store.create(REPLICASETS, obj)
 
     @staticmethod
-    def _scale(cluster: Cluster, rs: Entry, replicas: int) -> Entry:
+    def _scale(cluster: SimCluster, rs: Entry, replicas: int) -> Entry:
         obj = rs.copy()
         obj["spec"]["replicas"] = replicas
         obj["metadata"]["generation"] = int(obj["metadata"].get("generation", 1)) + 1
         return cluster.store.put(REPLICASETS, obj)
 
     @staticmethod
-    def _status(cluster: Cluster, entry: Entry, owned: list[Entry], current: Entry) -> None:
+    def _status(cluster: SimCluster, entry: Entry, owned: list[Entry], current: Entry) -> None:
         def total(field: str, sets: list[Entry]) -> int:
             return sum(int(rs.obj.get("status", {}).get(field, 0)) for rs in sets)
 

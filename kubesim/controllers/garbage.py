@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesim.controllers.base import controller_ref
+from kubesim.entries import Change
 from kubesim.resources import PODS, REPLICASETS
-from kubesim.store import Change
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 _DEPENDENTS = {
     "deployments": (REPLICASETS,),
@@ -23,10 +22,10 @@ OWNERS = tuple(_DEPENDENTS)
 
 
 class GarbageCollector:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.world = world
 
-    def on_owner_deleted(self, cluster: Cluster, change: Change) -> None:
+    def on_owner_deleted(self, cluster: SimCluster, change: Change) -> None:
         uid = change.new.meta.get("uid")
         namespace = change.new.meta.get("namespace", "")
         for res in _DEPENDENTS.get(change.resource, ()):

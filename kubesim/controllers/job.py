@@ -17,29 +17,28 @@ from kubesim.controllers.base import (
     owned_by,
     write_status,
 )
-from kubesim.objects import pod_ready
+from kubesim.entries import Change
+from kubesim.pod_objects import pod_ready
 from kubesim.resources import JOBS, PODS
-from kubesim.store import Change
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 
 class JobController:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.queue = WorkQueue(world, self.sync)
 
-    def on_job(self, cluster: Cluster, change: Change) -> None:
+    def on_job(self, cluster: SimCluster, change: Change) -> None:
         if change.type != "DELETED":
             self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
 
-    def on_pod(self, cluster: Cluster, change: Change) -> None:
+    def on_pod(self, cluster: SimCluster, change: Change) -> None:
         ref = controller_ref(change.new.obj)
         if ref is not None and ref.get("kind") == "Job":
             self.queue.add(cluster, change.new.meta["namespace"], ref.get("name", ""))
 
-    def sync(self, cluster: Cluster, namespace: str, name: str) -> None:
+    def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         entry = cluster.store.get(JOBS, namespace, name)
         if entry is None or entry.meta.get("deletionTimestamp"):
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesim.objects import UNSCHEDULABLE_TAINT
+from kubesim.node_objects import UNSCHEDULABLE_TAINT
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 SELECTOR = "node(s) didn't match Pod's node affinity/selector"

@@ -18,13 +18,12 @@ from kubesim.controllers.base import (
     owned_by,
     write_status,
 )
-from kubesim.objects import pod_ready
+from kubesim.entries import Change
+from kubesim.pod_objects import pod_ready
 from kubesim.resources import PODS, REPLICASETS
-from kubesim.store import Change
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 
 def _deletion_rank(pod: dict[str, Any]) -> tuple[int, int]:
@@ -32,26 +31,26 @@ def _deletion_rank(pod: dict[str, Any]) -> tuple[int, int]:
 
 
 class ReplicaSetController:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.queue = WorkQueue(world, self.sync)
 
-    def on_replicaset(self, cluster: Cluster, change: Change) -> None:
+    def on_replicaset(self, cluster: SimCluster, change: Change) -> None:
         if change.type != "DELETED":
             self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
 
-    def on_pod(self, cluster: Cluster, change: Change) -> None:
+    def on_pod(self, cluster: SimCluster, change: Change) -> None:
         ref = controller_ref(change.new.obj)
         if ref is not None and ref.get("kind") == "ReplicaSet":
             self.queue.add(cluster, change.new.meta["namespace"], ref.get("name", ""))
 
-    def sync(self, cluster: Cluster, namespace: str, name: str) -> None:
+    def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         entry = cluster.store.get(REPLICASETS, namespace, name)
         if entry is None or entry.meta.get("deletionTimestamp"):
             return
         spec = entry.obj.get("spec") or {}
         template = spec.get("template")
         if not template:
-            return  # a bare owner made by Cluster.add_pod: nothing to keep
+            return  # a bare owner made by SimCluster.add_pod: nothing to keep
         live = [e.obj for e in owned_by(cluster, PODS, entry) if active(e.obj)]
         wanted = int(spec.get("replicas", 1))
         for _ in range(wanted - len(live)):

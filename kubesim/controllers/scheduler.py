@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Any
 from kubesim.controllers.base import WorkQueue
 from kubesim.controllers.placement import node_reason, unschedulable_message
 from kubesim.controllers.volumes import bind, volume_check
+from kubesim.entries import Change, Entry
 from kubesim.errors import ApiError
 from kubesim.resources import NODES, PODS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 SCHEDULER_NAME = "default-scheduler"
 
@@ -31,7 +30,7 @@ def wants_scheduling(pod: dict[str, Any]) -> bool:
     )
 
 
-def bind_pod(cluster: Cluster, namespace: str, name: str, node: str) -> None:
+def bind_pod(cluster: SimCluster, namespace: str, name: str, node: str) -> None:
     """What ``pods/binding`` does: set ``spec.nodeName`` and ``PodScheduled=True``; 409 when
     the pod is already assigned."""
     entry = cluster.store.require(PODS, namespace, name)
@@ -63,11 +62,11 @@ def bind_pod(cluster: Cluster, namespace: str, name: str, node: str) -> None:
 
 
 class Scheduler:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.queue = WorkQueue(world, self.sync)
         self._waiting: dict[str, set[tuple[str, str]]] = {}  # cluster -> unschedulable pods
 
-    def on_pod(self, cluster: Cluster, change: Change) -> None:
+    def on_pod(self, cluster: SimCluster, change: Change) -> None:
         key = (change.new.meta["namespace"], change.new.meta["name"])
         if change.type != "DELETED" and wants_scheduling(change.new.obj):
             self.queue.add(cluster, *key)
@@ -76,7 +75,7 @@ class Scheduler:
         if change.type == "DELETED":
             self.retry_pending(cluster)  # room freed (e.g. a node-local volume)
 
-    def on_node(self, cluster: Cluster, change: Change) -> None:
+    def on_node(self, cluster: SimCluster, change: Change) -> None:
         old = change.old.obj if change.old is not None else None
         new = change.new.obj
         if change.type == "DELETED":
@@ -88,11 +87,11 @@ class Scheduler:
         ):
             self.retry_pending(cluster)
 
-    def retry_pending(self, cluster: Cluster) -> None:
+    def retry_pending(self, cluster: SimCluster) -> None:
         for namespace, name in list(self._waiting.get(cluster.name, ())):
             self.queue.add(cluster, namespace, name)
 
-    def sync(self, cluster: Cluster, namespace: str, name: str) -> None:
+    def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         entry = cluster.store.get(PODS, namespace, name)
         if entry is None or not wants_scheduling(entry.obj):
             return
@@ -121,7 +120,7 @@ class Scheduler:
         self._bind(cluster, entry, best[2].meta["name"])
 
     @staticmethod
-    def _load(cluster: Cluster) -> dict[str, int]:
+    def _load(cluster: SimCluster) -> dict[str, int]:
         load: dict[str, int] = {}
         for pod in cluster.store.list(PODS):
             node = pod.obj.get("spec", {}).get("nodeName")
@@ -130,11 +129,11 @@ class Scheduler:
         return load
 
     @staticmethod
-    def _bind(cluster: Cluster, entry: Entry, node: str) -> None:
+    def _bind(cluster: SimCluster, entry: Entry, node: str) -> None:
         bind_pod(cluster, entry.meta["namespace"], entry.meta["name"], node)
 
     @staticmethod
-    def _unschedulable(cluster: Cluster, entry: Entry, message: str) -> None:
+    def _unschedulable(cluster: SimCluster, entry: Entry, message: str) -> None:
         now = cluster.now()
 
         def mark(obj: dict[str, Any]) -> bool:

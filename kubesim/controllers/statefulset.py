@@ -20,29 +20,28 @@ from kubesim.controllers.base import (
     write_status,
 )
 from kubesim.controllers.deployment import template_hash
-from kubesim.objects import pod_ready
+from kubesim.entries import Change, Entry
+from kubesim.pod_objects import pod_ready
 from kubesim.resources import PODS, PVCS, STATEFULSETS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 
 class StatefulSetController:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.queue = WorkQueue(world, self.sync)
 
-    def on_statefulset(self, cluster: Cluster, change: Change) -> None:
+    def on_statefulset(self, cluster: SimCluster, change: Change) -> None:
         if change.type != "DELETED":
             self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
 
-    def on_pod(self, cluster: Cluster, change: Change) -> None:
+    def on_pod(self, cluster: SimCluster, change: Change) -> None:
         ref = controller_ref(change.new.obj)
         if ref is not None and ref.get("kind") == "StatefulSet":
             self.queue.add(cluster, change.new.meta["namespace"], ref.get("name", ""))
 
-    def sync(self, cluster: Cluster, namespace: str, name: str) -> None:
+    def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         entry = cluster.store.get(STATEFULSETS, namespace, name)
         if entry is None or entry.meta.get("deletionTimestamp"):
             return
@@ -81,7 +80,7 @@ class StatefulSetController:
             },
         )
 
-    def _create(self, cluster: Cluster, sts: Entry, ordinal: int, revision: str) -> Entry | None:
+    def _create(self, cluster: SimCluster, sts: Entry, ordinal: int, revision: str) -> Entry | None:
         name = f"{sts.meta['name']}-{ordinal}"
         claims = [self._claim(cluster, sts, t, ordinal) for t in self._templates(sts)]
 
@@ -113,7 +112,7 @@ class StatefulSetController:
 
     @staticmethod
     def _claim(
-        cluster: Cluster, sts: Entry, template: dict[str, Any], ordinal: int
+        cluster: SimCluster, sts: Entry, template: dict[str, Any], ordinal: int
     ) -> tuple[str, str]:
         template_name = template.get("metadata", {}).get("name", "data")
         claim = f"{template_name}-{sts.meta['name']}-{ordinal}"

@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from kubesim.controllers.base import WorkQueue
 from kubesim.controllers.placement import NO_VOLUME, VOLUME_AFFINITY, node_selector_matches
+from kubesim.entries import Change, Entry
 from kubesim.resources import PERSISTENTVOLUMES, PVCS
-from kubesim.store import Change, Entry
 
 if TYPE_CHECKING:
-    from kubesim.cluster import Cluster
-    from kubesim.world import World
+    from kubesim.protocols import SimCluster, SimWorld
 
 _UNITS = {
     "": 1,
@@ -61,7 +60,7 @@ def fits(pv: dict[str, Any], pvc: dict[str, Any]) -> bool:
     return quantity((spec.get("capacity") or {}).get("storage")) >= wanted
 
 
-def bind(cluster: Cluster, pvc: Entry, pv: Entry) -> None:
+def bind(cluster: SimCluster, pvc: Entry, pv: Entry) -> None:
     meta = pvc.meta
     volume = pv.copy()
     volume["spec"]["claimRef"] = {
@@ -94,7 +93,7 @@ def claim_names(pod: dict[str, Any]) -> list[str]:
 
 
 def volume_check(
-    cluster: Cluster, pod: dict[str, Any], node: dict[str, Any]
+    cluster: SimCluster, pod: dict[str, Any], node: dict[str, Any]
 ) -> tuple[str | None, list[tuple[Entry, Entry]]]:
     """(why the pod's volumes rule the node out or None, the claim->volume bindings to make)."""
     namespace = pod["metadata"]["namespace"]
@@ -131,23 +130,23 @@ def volume_check(
 class VolumeBinder:
     """Binds claims to volumes that need no node decision; retries when volumes change."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: SimWorld) -> None:
         self.queue = WorkQueue(world, self.sync)
 
-    def on_claim(self, cluster: Cluster, change: Change) -> None:
+    def on_claim(self, cluster: SimCluster, change: Change) -> None:
         if change.type == "DELETED":
             self._release(cluster, change.new)
         else:
             self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
 
-    def on_volume(self, cluster: Cluster, change: Change) -> None:
+    def on_volume(self, cluster: SimCluster, change: Change) -> None:
         if change.type == "DELETED":
             return
         for pvc in cluster.store.list(PVCS):
             if not pvc.obj.get("spec", {}).get("volumeName"):
                 self.queue.add(cluster, pvc.meta["namespace"], pvc.meta["name"])
 
-    def sync(self, cluster: Cluster, namespace: str, name: str) -> None:
+    def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         pvc = cluster.store.get(PVCS, namespace, name)
         if pvc is None or pvc.obj.get("status", {}).get("phase") == "Bound":
             return
@@ -164,7 +163,7 @@ class VolumeBinder:
                 return
 
     @staticmethod
-    def _release(cluster: Cluster, pvc: Entry) -> None:
+    def _release(cluster: SimCluster, pvc: Entry) -> None:
         volume_name = pvc.obj.get("spec", {}).get("volumeName")
         pv = cluster.store.get(PERSISTENTVOLUMES, "", volume_name) if volume_name else None
         if pv is None:

@@ -41,7 +41,7 @@ from joinops.ignition.config import join_configuration_of
 from joinops.logs import RequestIdFilter
 from joinops.requests.lifecycle import State
 from kubesim import World
-from kubesim.store import Change
+from kubesim.entries import Change
 from slacksim.server import SlackSim
 from tests.bot.harness import APPROVER, GROUP, GROUP_MEMBER, SECRET, STRANGER, text_of
 

@@ -38,7 +38,7 @@ def wait_ready(world: World, cluster: str, node: str) -> None:
 
 
 def _node_ready(world: World, cluster: str, node: str) -> bool:
-    from kubesim.objects import node_state
+    from kubesim.node_objects import node_state
     from kubesim.resources import NODES
 
     entry = world.cluster(cluster).store.get(NODES, "", node)
