@@ -33,7 +33,7 @@ from joinops.requests.plan import STEP_IDS
 from joinops.requests.store import Request
 from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import check
-from joinops.rules.findings import refusals
+from joinops.rules.refusal_now import refusal_now
 from workers import agent, completion, drain, material, preflight
 from workers.context import EngineContext
 from workers.errors import Cancelled, PermanentError
@@ -95,8 +95,7 @@ class Run:
 def recheck(run: Run) -> str:
     verdict = check(run.ask, run.source, run.target)
     if not verdict.allowed:
-        reasons = " ".join(f.text for f in refusals(verdict.findings))
-        raise PermanentError(messages.rules_refuse_now(reasons))
+        raise PermanentError(refusal_now(verdict))
     run.ctx.store.update(run.id, destroys_source=verdict.destroys_source)
     run.request.destroys_source = verdict.destroys_source
     return messages.rules_still_allow(verdict.versions or "")
