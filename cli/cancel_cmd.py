@@ -1,0 +1,66 @@
+"""`joinops cancel ID`: stop a request before its node agent starts; the worker undoes its steps.
+
+As `/join cancel` does: the same store transition (refused once the agent started), the same
+audit entry and event; the operator at the terminal may cancel any request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from cli import texts
+from cli.requests import Requests, operator, request_id
+from joinops import messages
+from joinops.queue import enqueue_batch_advance
+from joinops.requests.audit import Action
+from joinops.requests.events import Event, EventKind
+from joinops.requests.lifecycle import State
+from joinops.requests.store import Request
+
+EXIT_OK, EXIT_REFUSED = 0, 1
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("cancel", help="cancel a request before its node agent starts")
+    p.add_argument("request_id", metavar="ID", type=request_id, help="e.g. req-1a2b3c4d")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    requests = Requests.open()
+    request = requests.named(args.request_id)
+    if request.kind != "migrate":
+        print(texts.cannot_cancel_kind(request.id, request.kind))
+        return EXIT_REFUSED
+    answer, code = cancel(requests, request, operator())
+    print(answer)
+    return code
+
+
+def cancel(requests: Requests, request: Request, user: str) -> tuple[str, int]:
+    store = requests.store
+    moved, before = store.transition(
+        request.id, State.CANCELLED, unless_flag="agent_started", **{"x:cancelled_by": user}
+    )
+    if not moved:
+        current = store.get(request.id) or request
+        if current.state.is_active and current.agent_started:
+            text = texts.cannot_cancel_agent(
+                request.id, request.node, request.source, request.target
+            )
+            return text, EXIT_REFUSED
+        return texts.cannot_cancel_finished(request.id, str(current.state)), EXIT_REFUSED
+    requests.audit.record(Action.CANCELLED, user, request, f"was {before}")
+    if request.parent:  # a batch's node: the batch goes on without it
+        enqueue_batch_advance(requests.redis, request.parent)
+    if before not in (State.PENDING, State.APPROVED):
+        return texts.cancelling(request.id, request.node), EXIT_OK  # the worker reports the end
+    # No worker runs it (a queued job finds it cancelled and stops): say so here.
+    outcome = messages.cancelled(request)
+    store.update(request.id, outcome=outcome)
+    requests.events.emit(
+        Event(request.id, EventKind.STATE, outcome, state="cancelled", at=time.time())
+    )
+    return texts.cancelled_now(request.id), EXIT_OK
