@@ -22,6 +22,10 @@ def bad_role(value: str) -> str:
     return f"{value!r} is not a role; the roles are {allowed}"
 
 
+def bad_duration(value: str) -> str:
+    return f"{value!r} is not a duration: use e.g. 90s, 30m, 24h or 1h30m"
+
+
 def bad_request_id(value: str) -> str:
     return (
         f"{value!r} is not a request id: ids look like req-1a2b3c4d "
