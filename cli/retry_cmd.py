@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from cli import texts
-from cli.follow import follow
+from cli.follow import follow, last_event_id
 from cli.requests import Requests, operator, request_id
 from joinops.queue import enqueue_migration
 from joinops.requests.audit import Action
@@ -37,13 +37,14 @@ def run(args: argparse.Namespace) -> int:
     if refusal is not None:
         print(refusal)
         return EXIT_REFUSED
+    after = last_event_id(requests.redis, request.id)  # the earlier run's events are history
     if not _approve_again(requests, request, operator()):
         current = requests.store.get(request.id) or request
         print(texts.retry_only_failed(request.id, str(current.state)))
         return EXIT_REFUSED
     enqueue_migration(requests.redis, requests.settings, request.id)
     print(texts.retry_queued(request.id), flush=True)
-    return EXIT_OK if args.no_follow else follow(requests.redis, request.id)
+    return EXIT_OK if args.no_follow else follow(requests.redis, request.id, after)
 
 
 def _not_retried(request: Request) -> str | None:
