@@ -16,6 +16,7 @@ from typing import Protocol
 from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
+from yaml import YAMLError
 
 from joinops.clusters import files
 from joinops.clusters.kube import KubeCluster
@@ -86,7 +87,7 @@ class ClusterRegistry:
                 client_configuration=configuration,
                 persist_config=False,
             )
-        except (ConfigException, OSError, ValueError, TypeError, AttributeError) as e:
+        except (ConfigException, OSError, ValueError, TypeError, AttributeError, YAMLError) as e:
             where = path or "the active kubeconfig"
             raise ConfigError([kubeconfig_unusable(name, where, cfg.context, _short(e))]) from e
         # A drain evicts in parallel: let that many connections stay open.
