@@ -67,6 +67,13 @@ def cannot_cancel_finished(request_id: str, state: str) -> str:
     return f"{request_id} is {state}: there is nothing to cancel."
 
 
+def batch_cancelling(request_id: str, stopped: int, going_on: list[str]) -> str:
+    line = f"Cancelling {request_id}: {stopped} node(s) not yet past the point of no return stop."
+    if going_on:
+        line += f" Too late for {', '.join(going_on)}: the node agent has started; they finish."
+    return line + f" `joinops status {request_id}` shows each node."
+
+
 def cannot_cancel_kind(request_id: str, kind: str) -> str:
     return f"{request_id} is a {kind} request: cancel it in Slack (`/join cancel {request_id}`)."
 

@@ -111,3 +111,24 @@ def test_an_unknown_request_id_says_what_to_type(config, capsys):  # noqa: F811
         "No request req-00000000: `joinops list` shows the active ones" in capsys.readouterr().err
     )
     assert main(["retry", "req-00000000"]) == 2
+
+
+def test_cancel_a_batch_stops_its_nodes_and_status_lists_them(
+    world,
+    config,  # noqa: F811
+    start,  # noqa: F811
+    capsys,
+    redis_client,
+):
+    argv = ["migrate", "a-w-1", "a-w-2", "--from", "clusterA", "--to", "clusterB", "--yes"]
+    assert main([*argv, "--no-follow"]) == 0
+    batch_id = queued_id(capsys.readouterr().out)
+    assert main(["cancel", batch_id]) == 0
+    assert f"Cancelling {batch_id}: 2 node(s)" in capsys.readouterr().out
+    start()  # the batch ends once it sees every node stopped
+    assert follow(redis_client, batch_id) == 1
+    assert main(["status", batch_id]) == 0
+    out = capsys.readouterr().out
+    assert out.count("CANCELLED: `a-w-") == 2
+    assert world.cluster("clusterB").node("a-w-1") is None
+    assert world.cluster("clusterB").node("a-w-2") is None
