@@ -24,7 +24,7 @@ from joinops.errors import ConfigError
 from joinops.ignition import request as ir
 from joinops.logs import request_context
 from joinops.queue import enqueue_migration
-from joinops.requests import outcome_texts, step_texts
+from joinops.requests import outcome_texts
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
@@ -32,7 +32,7 @@ from joinops.requests.ids import is_request_id
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
 from joinops.rules.check import check
-from joinops.rules.findings import refusals
+from joinops.rules.refusal_now import refusal_now
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ class Approval:
     # ---- helpers ---------------------------------------------------------------------------
 
     def _refusal_now(self, request: Request) -> str | None:
-        """Why the rules refuse the move now, or None when they still allow it."""
+        """Why the move cannot start now (a rule, or a cluster not reached), or None."""
         ask = MigrationAsk(
             request.node, request.source, request.target, request.role, request.force
         )
@@ -163,13 +163,12 @@ class Approval:
             )
         except ConfigError as e:
             return str(e)
-        found = refusals(verdict.findings)
-        return " ".join(f.text for f in found) if found else None
+        return None if verdict.allowed else refusal_now(verdict)
 
     def _fail_refused(self, request: Request, reasons: str) -> None:
         outcome = outcome_texts.failed(
             "check",
-            step_texts.rules_refuse_now(reasons),
+            reasons,
             outcome_texts.where_before_agent(request, cordon_restored=False),
         )
         moved, _ = self.ctx.store.transition(

@@ -518,8 +518,9 @@ def already_decided(
 
 def refused_at_approval(request_id: str) -> str:
     return (
-        f"The rules no longer allow request `{request_id}` (the clusters changed since it was "
-        "asked for), so it failed instead of running. The thread says why."
+        f"Request `{request_id}` failed instead of running: the check right before it stopped "
+        "it (a rule that no longer allows it, or a cluster it could not reach). The thread says "
+        "which."
     )
 
 

@@ -38,13 +38,17 @@ def _commands() -> list[ModuleType]:
     """Every subcommand's module, imported only when a parser is needed."""
     from cli import (
         audit_cmd,
+        cancel_cmd,
         clusters_cmd,
         health_cmd,
         ignition_cmd,
+        list_cmd,
         migrate_cmd,
         plan_cmd,
+        retry_cmd,
         sandbox_cmd,
         serve_cmd,
+        status_cmd,
         worker_cmd,
     )
 
@@ -52,6 +56,10 @@ def _commands() -> list[ModuleType]:
         plan_cmd,
         clusters_cmd,
         migrate_cmd,
+        status_cmd,
+        list_cmd,
+        cancel_cmd,
+        retry_cmd,
         worker_cmd,
         serve_cmd,
         sandbox_cmd,

@@ -10,15 +10,16 @@ from typing import Any
 
 import redis
 
+from cli.common import duration
 from joinops.requests.audit import AuditLog, Entry
-from joinops.settings import Secrets, parse_duration
+from joinops.settings import Secrets
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("audit", help="print the audit trail: requests, approvals, outcomes")
     p.add_argument(
         "--since",
-        type=parse_duration,
+        type=duration,
         metavar="AGE",
         help="only entries younger than this (e.g. 30m, 24h)",
     )

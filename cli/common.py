@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
 
+from cli import texts
 from joinops.clusters.registry import ClusterRegistry
 from joinops.requests.model import Role
-from joinops.settings import Settings, load_settings
+from joinops.settings import Settings, load_settings, parse_duration
 
 
 def load() -> tuple[Settings, ClusterRegistry]:
@@ -18,12 +20,27 @@ def add_role_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--as",
         dest="role",
-        type=Role,
-        choices=list(Role),
+        type=role,
         default=Role.WORKER,
         metavar="ROLE",
         help="role in the target: worker (default) or control-plane",
     )
+
+
+def role(value: str) -> Role:
+    """argparse type of `--as`: the allowed roles named when the value is none of them."""
+    try:
+        return Role(value.strip().lower())
+    except ValueError:
+        raise argparse.ArgumentTypeError(texts.bad_role(value)) from None
+
+
+def duration(value: str) -> timedelta:
+    """argparse type of a duration: what to type when the value is not one."""
+    try:
+        return parse_duration(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(texts.bad_duration(value)) from None
 
 
 def add_force_argument(parser: argparse.ArgumentParser) -> None:

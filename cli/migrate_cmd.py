@@ -8,26 +8,23 @@ joinops migrate --all --from SRC --to DST [--force] [--yes]
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
 from typing import Any
 
 import redis
 
 from cli.common import add_force_argument, add_role_argument, load
+from cli.follow import follow
 from cli.plan_cmd import render
-from cli.terminal import TerminalReporter
+from cli.requests import operator
 from joinops.errors import UsageError
 from joinops.queue import enqueue_batch_advance, enqueue_migration
 from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.audit import Action, AuditLog
-from joinops.requests.events import RedisEventLog
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request, RequestStore
 from joinops.rules import batch as batches
 from joinops.rules.check import check
-
-WAITING_HINT_AFTER = 10  # idle seconds before saying that no worker has picked the job up
 
 
 def register(sub: Any) -> None:
@@ -76,7 +73,7 @@ def _run_one(args: argparse.Namespace) -> int:
         print("Not started.")
         return 1
     connection = redis.Redis.from_url(settings.secrets.redis_url)
-    user = _user()
+    user = operator()
     request = RequestStore(connection).create(
         Request(
             id="",
@@ -114,7 +111,7 @@ def _run_batch(args: argparse.Namespace) -> int:
         print("Not started.")
         return 1
     connection = redis.Redis.from_url(settings.secrets.redis_url)
-    user = _user()
+    user = operator()
     batch = batches.create_batch(
         RequestStore(connection), plan, requester=user, decided_by=user, state=State.APPROVED
     )
@@ -128,30 +125,11 @@ def _follow_or_return(args: argparse.Namespace, connection: redis.Redis, request
     return 0 if args.no_follow else follow(connection, request_id)
 
 
-def follow(connection: redis.Redis, request_id: str) -> int:
-    """Print the request's events until it ends; 0 when it succeeded."""
-    reporter, idle = TerminalReporter(), 0
-    for event in RedisEventLog(connection).follow(request_id):
-        if event is None:
-            idle += 1
-            if idle == WAITING_HINT_AFTER:
-                print("No worker has started it yet: is `joinops worker` running?", flush=True)
-            continue
-        reporter.emit(event)
-        if event.is_final:
-            return 0 if event.state == State.SUCCEEDED else 1
-    return 1
-
-
 def _audit_cli_start(connection: redis.Redis, request: Request) -> None:
     """From the CLI, the operator's confirmation is both the request and the approval."""
     audit = AuditLog(connection)
     audit.record(Action.REQUESTED, request.requester, request)
     audit.record(Action.APPROVED, request.requester, request, "confirmed at the command line")
-
-
-def _user() -> str:
-    return f"cli:{getpass.getuser()}"
 
 
 def _confirmed(question: str) -> bool:

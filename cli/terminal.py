@@ -6,6 +6,7 @@ import sys
 import time
 from typing import TextIO
 
+from cli.texts import for_terminal
 from joinops.requests.events import Event, EventKind
 
 _MARK = {
@@ -28,7 +29,7 @@ class TerminalReporter:
         took = f" ({event.seconds:.1f} s)" if event.seconds >= 0.1 else ""
         state = f"{event.state.upper()}: " if event.kind is EventKind.STATE else ""
         print(
-            f"{stamp} {_MARK[event.kind]} {step}{state}{event.text}{took}",
+            f"{stamp} {_MARK[event.kind]} {step}{state}{for_terminal(event.text)}{took}",
             file=self.out or sys.stdout,
             flush=True,
         )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import redis
 
-from joinops.clusters.registry import ClusterRegistry
+from joinops.clusters.registry import ClusterAccess, ClusterRegistry
 from joinops.requests.audit import AuditLog
 from joinops.requests.events import RedisEventLog, Reporter
 from joinops.requests.steprecords import StepRecords
@@ -20,7 +20,7 @@ from joinops.settings import Settings, load_settings
 class EngineContext:
     settings: Settings
     redis: redis.Redis
-    clusters: ClusterRegistry
+    clusters: ClusterAccess  # the registry; during a step, that step's pinned clients
     store: RequestStore
     records: StepRecords
     reporter: Reporter

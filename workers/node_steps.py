@@ -12,7 +12,7 @@ from joinops.requests import step_texts
 from joinops.requests.lifecycle import State
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.check import check
-from joinops.rules.findings import refusals
+from joinops.rules.refusal_now import refusal_now
 from workers import agent, drain, material, preflight
 from workers.errors import Cancelled, PermanentError
 from workers.material_steps import delete_tokens, fresh_material
@@ -27,8 +27,7 @@ WORKER_LABEL = "node-role.kubernetes.io/worker"
 def recheck(run: Run) -> str:
     verdict = check(run.ask, run.source, run.target)
     if not verdict.allowed:
-        reasons = " ".join(f.text for f in refusals(verdict.findings))
-        raise PermanentError(step_texts.rules_refuse_now(reasons))
+        raise PermanentError(refusal_now(verdict))
     run.ctx.store.update(run.id, destroys_source=verdict.destroys_source)
     run.request.destroys_source = verdict.destroys_source
     return step_texts.rules_still_allow(verdict.versions or "")

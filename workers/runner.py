@@ -12,7 +12,7 @@ import logging
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable
+from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable, ConfigError
 from joinops.logs import request_context
 from joinops.metrics import STEP_SECONDS
 from joinops.requests import outcome_texts, step_texts
@@ -25,6 +25,7 @@ from workers.context import EngineContext
 from workers.errors import Cancelled, LockLost, PermanentError, TemporaryError
 from workers.locks import LockSet, control_plane_lock, node_lock, request_of, run_owner
 from workers.material_steps import after_failure
+from workers.pinning import pin_step_clusters
 from workers.run import Run
 from workers.steps import STEPS, Step
 
@@ -146,6 +147,7 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
         _emit(run, EventKind.PROGRESS, outcome_texts.resumed(step.id), step.id)
     run.resuming = record.outcome is Outcome.RUNNING
     record = ctx.records.start(request_id, step.id)
+    pin_step_clusters(run)
     _emit(
         run,
         EventKind.STEP_STARTED,
@@ -212,7 +214,7 @@ def _rollback(run: Run, failed: Step) -> bool:
             continue
         try:
             step.undo(run)
-        except ClusterError as e:
+        except (ClusterError, ConfigError) as e:
             log.warning("request %s: undo of %s failed: %s", run.id, step.id, e)
             continue
         run.ctx.records.finish(run.id, step.id, Outcome.ROLLED_BACK, "undone after a failure")

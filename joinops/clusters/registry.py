@@ -1,27 +1,57 @@
-"""The configured clusters: one `KubeCluster` per name, built on first use from settings."""
+"""The configured clusters: one `KubeCluster` per name, following its kubeconfig file.
+
+A cluster's client is built on first use and kept while its kubeconfig file stays the same. Each
+`get` compares the file's fingerprint (size and mtime, then the content's hash when those moved);
+a rewritten file (a rotated client certificate, a new API server address) gets a new client on
+the next `get`, so neither the bot nor a worker needs a restart. `pinned()` gives one unit of
+work (a migration step) a fixed set of clients, resolved up front.
+"""
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
+from typing import Protocol
 
 from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
+from yaml import YAMLError
 
+from joinops.clusters import files
 from joinops.clusters.kube import KubeCluster
+from joinops.clusters.texts import kubeconfig_unusable
 from joinops.errors import ConfigError
 from joinops.requests.asks import unknown_cluster
-from joinops.settings import Settings
+from joinops.settings import ClusterConfig, Settings
 
 POOL_SIZE = 32  # connections per cluster; the drain's parallel evictions use them
 
 
+class ClusterAccess(Protocol):
+    """What code that talks to clusters needs: the names, and a client per name."""
+
+    @property
+    def names(self) -> list[str]: ...
+
+    def get(self, name: str) -> KubeCluster: ...
+
+    def pinned(self, names: list[str]) -> PinnedClusters: ...
+
+
+@dataclass(frozen=True)
+class _Built:
+    fingerprint: files.Fingerprint
+    cluster: KubeCluster
+
+
 class ClusterRegistry:
-    """Builds each cluster's client once; one unreadable kubeconfig only breaks its cluster."""
+    """Builds each cluster's client from its kubeconfig as it is now; one unreadable kubeconfig
+    only breaks its cluster (ConfigError naming the file)."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._built: dict[str, KubeCluster] = {}
+        self._built: dict[str, _Built] = {}
         self._lock = threading.Lock()
 
     @property
@@ -31,13 +61,23 @@ class ClusterRegistry:
     def get(self, name: str) -> KubeCluster:
         if name not in self._settings.clusters:
             raise unknown_cluster(name, self.names)
-        with self._lock:
-            if name not in self._built:
-                self._built[name] = self._build(name)
-            return self._built[name]
-
-    def _build(self, name: str) -> KubeCluster:
         cfg = self._settings.clusters[name]
+        with self._lock:
+            known = self._built.get(name)
+            fingerprint = files.fingerprint(_paths(cfg), known.fingerprint if known else None)
+            if known is None or fingerprint != known.fingerprint:
+                cluster = self._build(name, cfg)  # ConfigError: the old client stays cached
+            else:
+                cluster = known.cluster
+            self._built[name] = _Built(fingerprint, cluster)  # the newest stat, unread again
+            return cluster
+
+    def pinned(self, names: list[str]) -> PinnedClusters:
+        """Clients for `names` as the files are now (ConfigError if one cannot be used); kept
+        unchanged for the pinned view's life, whatever happens to the files meanwhile."""
+        return PinnedClusters(self, {name: self.get(name) for name in names})
+
+    def _build(self, name: str, cfg: ClusterConfig) -> KubeCluster:
         path = str(cfg.kubeconfig) if cfg.kubeconfig else None
         configuration = client.Configuration()
         try:
@@ -47,16 +87,42 @@ class ClusterRegistry:
                 client_configuration=configuration,
                 persist_config=False,
             )
-        except (ConfigException, OSError, ValueError, TypeError) as e:
+        except (ConfigException, OSError, ValueError, TypeError, AttributeError, YAMLError) as e:
             where = path or "the active kubeconfig"
-            ctx = f", context {cfg.context!r}" if cfg.context else ""
-            raise ConfigError(
-                [f"clusters.{name}: cannot use kubeconfig {where}{ctx}: {_short(e)}"]
-            ) from e
+            raise ConfigError([kubeconfig_unusable(name, where, cfg.context, _short(e))]) from e
         # A drain evicts in parallel: let that many connections stay open.
         configuration.connection_pool_maxsize = POOL_SIZE
         timeout = self._settings.timeouts.api.total_seconds()
         return KubeCluster(name, client.ApiClient(configuration), timeout)
+
+
+class PinnedClusters:
+    """A fixed client per cluster: those given, and any other fetched once on first use."""
+
+    def __init__(self, registry: ClusterRegistry, clusters: dict[str, KubeCluster]) -> None:
+        self._registry = registry
+        self._clusters = dict(clusters)
+        self._lock = threading.Lock()
+
+    @property
+    def names(self) -> list[str]:
+        return self._registry.names
+
+    def pinned(self, names: list[str]) -> PinnedClusters:
+        """A new view as the files are now (the next step's), not this one's clients."""
+        return self._registry.pinned(names)
+
+    def get(self, name: str) -> KubeCluster:
+        with self._lock:
+            if name not in self._clusters:
+                self._clusters[name] = self._registry.get(name)
+            return self._clusters[name]
+
+
+def _paths(cfg: ClusterConfig) -> list[str]:
+    if cfg.kubeconfig is not None:
+        return [str(cfg.kubeconfig)]
+    return files.active_kubeconfig_paths()
 
 
 def _short(error: Exception) -> str:

@@ -151,7 +151,7 @@ def test_rules_that_refuse_at_approval_fail_the_request(bot, world):
     request = bot.request_from_message(bot.wait_message())
     world.cluster("clusterB").add_node(NodeSpec("a-w-2"))
     _, rid = bot.approve(request.id)
-    assert "The rules no longer allow" in bot.wait_answer(rid)
+    assert "failed instead of running" in bot.wait_answer(rid)
     assert bot.request(request.id).state is State.FAILED
     assert bot.jobs() == []
     replies = bot.wait_thread(request.id, lambda r: len(r) >= 2)

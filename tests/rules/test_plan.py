@@ -149,4 +149,4 @@ def test_unknown_role_exits_2(configured, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["plan", "a-w-1", "--from", "clusterA", "--to", "clusterB", "--as", "master"])
     assert exit_.value.code == 2
-    assert "invalid Role value: 'master'" in capsys.readouterr().err
+    assert "'master' is not a role; the roles are worker, control-plane" in capsys.readouterr().err

@@ -1,0 +1,107 @@
+"""Everything the console commands print that is not a progress line: one place, the terminal's
+own words (its commands are `joinops …`, never Slack's `/join …`)."""
+
+from __future__ import annotations
+
+import re
+
+from joinops.requests.model import Role
+
+NO_WORKER = "No worker has started it yet: is `joinops worker` running?"
+
+_SLACK_COMMAND = re.compile(r"`/join (retry|status|cancel|list)\b")
+
+
+def for_terminal(text: str) -> str:
+    """An engine outcome written for both surfaces, with Slack's commands renamed."""
+    return _SLACK_COMMAND.sub(r"`joinops \1", text)
+
+
+def bad_role(value: str) -> str:
+    allowed = ", ".join(str(r) for r in Role)
+    return f"{value!r} is not a role; the roles are {allowed}"
+
+
+def bad_duration(value: str) -> str:
+    return f"{value!r} is not a duration: use e.g. 90s, 30m, 24h or 1h30m"
+
+
+def bad_request_id(value: str) -> str:
+    return (
+        f"{value!r} is not a request id: ids look like req-1a2b3c4d "
+        "(`joinops list` shows the active ones, `joinops status` the latest)"
+    )
+
+
+def unknown_request(request_id: str) -> str:
+    return f"No request {request_id}: `joinops list` shows the active ones."
+
+
+def no_requests() -> str:
+    return "No requests yet: `joinops migrate NODE --from SRC --to DST` starts one."
+
+
+def none_active() -> str:
+    return "No active requests."
+
+
+def cancelled_now(request_id: str) -> str:
+    return f"Cancelled {request_id}: it had not started, nothing was changed."
+
+
+def cancelling(request_id: str, node: str) -> str:
+    return (
+        f"Cancelling {request_id}: the worker stops after its current step and undoes what it "
+        f"did to `{node}`. `joinops status {request_id}` shows where it is."
+    )
+
+
+def cannot_cancel_agent(request_id: str, node: str, source: str, target: str) -> str:
+    return (
+        f"Too late to cancel {request_id}: the node agent has started, `{node}` has left "
+        f"{source} and is joining {target}. `joinops status {request_id}` follows it."
+    )
+
+
+def cannot_cancel_finished(request_id: str, state: str) -> str:
+    return f"{request_id} is {state}: there is nothing to cancel."
+
+
+def batch_cancelling(request_id: str, stopped: int, going_on: list[str]) -> str:
+    line = f"Cancelling {request_id}: {stopped} node(s) not yet past the point of no return stop."
+    if going_on:
+        line += f" Too late for {', '.join(going_on)}: the node agent has started; they finish."
+    return line + f" `joinops status {request_id}` shows each node."
+
+
+def cannot_cancel_kind(request_id: str, kind: str) -> str:
+    return f"{request_id} is a {kind} request: cancel it in Slack (`/join cancel {request_id}`)."
+
+
+def retry_only_failed(request_id: str, state: str) -> str:
+    return f"{request_id} is {state}: only a failed request can be retried."
+
+
+def retry_batch(request_id: str) -> str:
+    return (
+        f"{request_id} is a batch: run `joinops migrate` again for the nodes it did not move "
+        "(`joinops status` lists them)."
+    )
+
+
+def retry_member(request_id: str, parent: str) -> str:
+    return (
+        f"{request_id} belongs to batch {parent}: run `joinops migrate` again for that node "
+        "rather than retrying it alone."
+    )
+
+
+def retry_kind(request_id: str, kind: str) -> str:
+    return f"{request_id} is a {kind} request: retry it in Slack (`/join retry {request_id}`)."
+
+
+def retry_queued(request_id: str) -> str:
+    return f"Retrying {request_id}: checked again by the worker, then run."
+
+
+RETRY_APPROVAL = "retried and approved at the command line"
