@@ -26,9 +26,10 @@ from typing import Any
 
 from slack_bolt.response import BoltResponse
 
-from bot import blocks, grammar, payloads, texts
+from bot import blocks, grammar, payloads
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
+from bot.texts import access as access_texts
 from joinops.requests.audit import Action
 from joinops.requests.ids import is_request_id
 
@@ -96,7 +97,9 @@ class Access:
         """May `user` use `/join` (beyond help) in `channel` (None: wherever)?"""
         allowed = self.ctx.settings.requesters
         if channel is not None and allowed.channels and channel not in allowed.channels:
-            return Refusal(texts.wrong_channel(allowed.channels), f"channel {channel} not allowed")
+            return Refusal(
+                access_texts.wrong_channel(allowed.channels), f"channel {channel} not allowed"
+            )
         approvers = self.ctx.approvers
         if allowed.anyone or user in allowed.users or user in approvers.users:
             return None
@@ -108,8 +111,8 @@ class Access:
             return None
         unknown += unknown_approvers
         if unknown:
-            return Refusal(texts.membership_unknown(unknown), f"groups {unknown} not listed")
-        return Refusal(texts.not_a_requester(approvers.configured), "not a requester")
+            return Refusal(access_texts.membership_unknown(unknown), f"groups {unknown} not listed")
+        return Refusal(access_texts.not_a_requester(approvers.configured), "not a requester")
 
     def may_decide(self, user: str) -> Refusal | None:
         """May `user` approve or reject requests at all?"""
@@ -117,8 +120,10 @@ class Access:
         if approver:
             return None
         if unknown:
-            return Refusal(texts.membership_unknown(unknown), f"groups {unknown} not listed")
-        return Refusal(texts.not_an_approver_ask(self.ctx.approvers.configured), "not an approver")
+            return Refusal(access_texts.membership_unknown(unknown), f"groups {unknown} not listed")
+        return Refusal(
+            access_texts.not_an_approver_ask(self.ctx.approvers.configured), "not an approver"
+        )
 
 
 def _parse(text: str, known: list[str]) -> grammar.Command | None:

@@ -24,9 +24,10 @@ from redis.retry import Retry
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
-from bot import blocks, grammar, payloads, texts
+from bot import blocks, grammar, payloads
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
+from bot.texts import access as access_texts
 from joinops.requests.store import Request
 
 log = logging.getLogger(__name__)
@@ -77,8 +78,8 @@ class StoreCheck:
             return next()
         log.warning("refused a %s: %s", "command" if command else "click", problem)
         if command:
-            return ephemeral_ack(texts.store_unreachable())
-        return answer_click_later(self.answers, respond, texts.store_unreachable())
+            return ephemeral_ack(access_texts.store_unreachable())
+        return answer_click_later(self.answers, respond, access_texts.store_unreachable())
 
     def _asks_for_help(self, body: dict[str, Any]) -> bool:
         try:
@@ -110,7 +111,7 @@ def record_posted(ctx: BotContext, request: Request) -> bool:
         return True
     except redis.RedisError as e:
         log.warning("request %s not recorded: the state store is unreachable: %s", request.id, e)
-    text = texts.not_recorded(request.node, request.source, request.target)
+    text = access_texts.not_recorded(request.node, request.source, request.target)
     try:
         ctx.client.chat_update(
             channel=request.channel, ts=request.message_ts, text=text, blocks=blocks.reply(text)

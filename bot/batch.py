@@ -23,10 +23,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from bot import batch_view, blocks, texts
+from bot import batch_view, blocks
 from bot.availability import store_answers
 from bot.context import BotContext
 from bot.message import SLACK_ERRORS, RequestMessages, slack_error
+from bot.texts import access as access_texts
+from bot.texts import answers as answers_texts
+from bot.texts import batch as batch_texts
+from bot.texts import status as status_texts
 from joinops import messages
 from joinops.queue import enqueue_batch_advance, schedule_expiry
 from joinops.requests.audit import Action
@@ -65,7 +69,7 @@ class Batches:
         if not plan.allowed:
             return self._refuse(user, channel, plan, with_placeholders(rows, asked), findings)
         if not store_answers(ctx):  # nothing is posted that could not be recorded
-            return texts.store_unreachable()
+            return access_texts.store_unreachable()
         now = ctx.clock()
         expires_at = now + ctx.settings.timeouts.approval.total_seconds()
         batch = create_batch(ctx.store, plan, requester=user, state=State.PENDING, channel=channel)
@@ -85,7 +89,7 @@ class Batches:
             ts = self.messages.post_request(batch)
         except SLACK_ERRORS as e:
             self._cancel_pending(batch, "request message not posted")
-            return texts.cannot_post(channel, slack_error(e))
+            return answers_texts.cannot_post(channel, slack_error(e))
         ctx.store.update(batch.id, message_ts=ts)
         ctx.audit.record(Action.REQUESTED, user, batch, f"{len(rows)} nodes")
         for request_id in (batch.id, *kids):
@@ -118,17 +122,17 @@ class Batches:
             rows=rows,
             findings=findings,
             max_parallel=self.ctx.settings.max_parallel,
-            status=texts.batch_refused_status(),
+            status=batch_texts.refused_status(),
             force=plan.force,
         )
         try:
             self.messages.post(
                 channel,
-                texts.batch_refused_fallback(user, len(rows), plan.target),
+                batch_texts.refused_fallback(user, len(rows), plan.target),
                 blocks.batch_message(view),
             )
         except SLACK_ERRORS as e:
-            return texts.cannot_post(channel, slack_error(e))
+            return answers_texts.cannot_post(channel, slack_error(e))
         return None
 
     # ---- deciding --------------------------------------------------------------------------
@@ -155,22 +159,22 @@ class Batches:
         ctx = self.ctx
         if batch.state is State.PENDING:
             ctx.store.update(batch.id, **{"x:" + batch_view.CANCELLED_BY: user})
-            if self._cancel_pending(batch, texts.batch_cancelled_outcome()):
+            if self._cancel_pending(batch, batch_texts.cancelled_outcome()):
                 ctx.audit.record(Action.CANCELLED, user, batch, "before approval")
                 ctx.events.emit(
                     Event(
                         batch.id,
                         EventKind.STATE,
-                        texts.batch_cancelled_outcome(),
+                        batch_texts.cancelled_outcome(),
                         state="cancelled",
                         at=ctx.clock(),
                     )
                 )
                 self.messages.refresh(batch.id)
-                return texts.batch_cancelled_now(batch.id)
+                return batch_texts.cancelled_now(batch.id)
             batch = ctx.store.get(batch.id) or batch
         if batch.state not in (State.APPROVED, State.RUNNING):
-            return texts.cannot_cancel_finished(batch.id, str(batch.state))
+            return answers_texts.cannot_cancel_finished(batch.id, str(batch.state))
         ctx.store.update(batch.id, **{"x:" + batch_view.CANCELLED_BY: user})
         stopped, going_on = 0, []
         for child in batch_view.children(ctx.store, batch):
@@ -195,13 +199,13 @@ class Batches:
         ctx.audit.record(Action.CANCELLED, user, batch, f"{stopped} nodes stopped")
         enqueue_batch_advance(ctx.redis, batch.id)  # it ends once every node has
         self.messages.refresh(batch.id)
-        return texts.batch_cancelling(batch.id, stopped, going_on)
+        return batch_texts.cancelling(batch.id, stopped, going_on)
 
     def retry_answer(self, batch: Request) -> str:
         if batch.state is not State.FAILED:
-            return texts.retry_only_failed(batch.id, str(batch.state))
+            return answers_texts.retry_only_failed(batch.id, str(batch.state))
         kids = batch_view.children(self.ctx.store, batch)
-        return texts.batch_not_retried(batch.id, batch_view.not_moved(kids), batch.target)
+        return batch_texts.not_retried(batch.id, batch_view.not_moved(kids), batch.target)
 
     # ---- the thread ------------------------------------------------------------------------
 
@@ -213,26 +217,26 @@ class Batches:
                 (c for c in batch_view.children(self.ctx.store, batch) if c.node == event.step),
                 None,
             )
-            return texts.batch_node_reply(str(child.state) if child else "", event.text)
+            return batch_texts.node_reply(str(child.state) if child else "", event.text)
         if event.kind is not EventKind.STATE:
             return ""
         state, requester = event.state, batch.requester
         if state == "approved":
             count = len(batch_view.child_ids(batch))
             at = event.at or self.ctx.clock()
-            return texts.batch_approved_reply(batch.decided_by, at, requester, count)
+            return batch_texts.approved_reply(batch.decided_by, at, requester, count)
         if state == "succeeded":
-            return texts.batch_done_reply(requester, event.text)
+            return batch_texts.done_reply(requester, event.text)
         if state == "failed":
             left = batch_view.not_moved(batch_view.children(self.ctx.store, batch))
             by = batch.extra.get(batch_view.CANCELLED_BY, "")
             if by:
-                return texts.batch_cancelled_late_reply(
+                return batch_texts.cancelled_late_reply(
                     requester, by, event.text, left, batch.target
                 )
-            return texts.batch_failed_reply(requester, event.text, left, batch.target)
+            return batch_texts.failed_reply(requester, event.text, left, batch.target)
         if state == "cancelled":
-            return texts.batch_cancelled_reply(
+            return batch_texts.cancelled_reply(
                 requester, batch.extra.get(batch_view.CANCELLED_BY, "")
             )
         return None
@@ -240,6 +244,6 @@ class Batches:
     def status_lines(self, batch: Request) -> list[str]:
         """`/join status` of a batch: one line per node."""
         return [
-            texts.status_batch_line(c.id, c.node, c.source, batch_view.cell_of(c))
+            status_texts.status_batch_line(c.id, c.node, c.source, batch_view.cell_of(c))
             for c in batch_view.children(self.ctx.store, batch)
         ]

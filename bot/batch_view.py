@@ -16,7 +16,9 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot import blocks, texts
+from bot import blocks
+from bot.texts import batch as batch_texts
+from bot.texts import request as request_texts
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request, RequestStore
 from joinops.rules.batch import BatchPlan
@@ -126,8 +128,8 @@ def not_moved(kids: Sequence[Request]) -> list[str]:
 
 def cell_of(child: Request | None) -> str:
     if child is None:
-        return texts.batch_child_status("pending")
-    return texts.batch_child_status(
+        return batch_texts.child_status("pending")
+    return batch_texts.child_status(
         str(child.state), child.extra.get(STATUS_CELL, ""), child.failed_step
     )
 
@@ -152,10 +154,10 @@ def view(
         blocks.BatchRowView(
             node=r.node,
             source=r.source,
-            versions=texts.batch_versions(r.kubelet, r.target_version),
+            versions=batch_texts.versions(r.kubelet, r.target_version),
             role=r.role,
-            waits_for=texts.batch_waits_for(r.after, r.source),
-            findings=texts.batch_findings_cell([(s, c) for s, c, _ in r.findings]),
+            waits_for=batch_texts.waits_for(r.after, r.source),
+            findings=batch_texts.findings_cell([(s, c) for s, c, _ in r.findings]),
             status="" if refused else cell_of(kids.get(r.node)),
         )
         for r in rows
@@ -171,7 +173,7 @@ def view(
         request_id=batch.id if batch else "",
         rows=table,
         findings=tuple(ordered),
-        order=texts.batch_order(max_parallel, target),
+        order=batch_texts.order(max_parallel, target),
         status=status,
         destroys=tuple(sorted({r.source for r in rows if r.destroys})),
         forced_deletions=sum(r.forced for r in rows),
@@ -185,14 +187,14 @@ def view(
 def status_line(batch: Request, kids: Sequence[Request]) -> str:
     state = batch.state
     if state is State.PENDING:
-        return texts.waiting_status(batch.expires_at, retry=False)
+        return request_texts.waiting_status(batch.expires_at, retry=False)
     if state is State.APPROVED:
-        return texts.queued_status()
+        return request_texts.queued_status()
     if state is State.RUNNING:
         if batch.extra.get(CANCELLED_BY):
-            return texts.batch_cancelling_status()
+            return batch_texts.cancelling_status()
         count = {s: sum(c.state is s for c in kids) for s in State}
-        return texts.batch_running_status(
+        return batch_texts.running_status(
             count[State.SUCCEEDED],
             count[State.RUNNING],
             count[State.FAILED],
@@ -200,14 +202,14 @@ def status_line(batch: Request, kids: Sequence[Request]) -> str:
             len(kids),
         )
     if state is State.SUCCEEDED:
-        return texts.batch_succeeded_status(batch.outcome)
+        return batch_texts.succeeded_status(batch.outcome)
     if state is State.FAILED:
         by = batch.extra.get(CANCELLED_BY)
         if by:
-            return texts.batch_cancelled_late_status(by, batch.outcome)
-        return texts.batch_failed_status(batch.outcome)
+            return batch_texts.cancelled_late_status(by, batch.outcome)
+        return batch_texts.failed_status(batch.outcome)
     if state is State.CANCELLED:
-        return texts.batch_cancelled_status()
+        return batch_texts.cancelled_status()
     if state is State.REJECTED:
-        return texts.rejected_status()
-    return texts.expired_status()
+        return request_texts.rejected_status()
+    return request_texts.expired_status()

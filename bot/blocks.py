@@ -22,7 +22,10 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot import texts
+from bot.texts import batch as batch_texts
+from bot.texts import ignition as ignition_texts
+from bot.texts import request as request_texts
+from bot.texts import status as status_texts
 from joinops.clusters.survey import ClusterRow
 from joinops.requests.plan import STEP_IDS
 from joinops.requests.steprecords import StepRecord
@@ -58,13 +61,13 @@ class RequestView:
 
 
 def request_message(view: RequestView) -> list[Block]:
-    header = texts.refused_header if view.refused else texts.request_header
+    header = request_texts.refused_header if view.refused else request_texts.request_header
     blocks: list[Block] = [
         HeaderBlock(text=header(view.node, view.source, view.target)),
         SectionBlock(
             fields=[
                 MarkdownTextObject(text=f)
-                for f in texts.fact_fields(
+                for f in request_texts.fact_fields(
                     view.requester,
                     view.node,
                     view.source,
@@ -75,12 +78,14 @@ def request_message(view: RequestView) -> list[Block]:
                 )
             ]
         ),
-        _context(view.versions or texts.versions_unknown()),
+        _context(view.versions or request_texts.versions_unknown()),
     ]
-    lines = [texts.finding_line(sev, text) for sev, text in view.findings] or [texts.no_findings()]
+    lines = [request_texts.finding_line(sev, text) for sev, text in view.findings] or [
+        request_texts.no_findings()
+    ]
     blocks += _sections(lines)
-    blocks.append(_section(texts.plan_lines(view.plan)))
-    destroys = texts.confirm_destroy(view.source) if view.destroys_source else ""
+    blocks.append(_section(request_texts.plan_lines(view.plan)))
+    destroys = request_texts.confirm_destroy(view.source) if view.destroys_source else ""
     confirm = _approve_confirm(destroys, view.forced_deletions)
     blocks += _closing(view.request_id, view.buttons, view.decision, view.status, confirm)
     return blocks
@@ -91,10 +96,10 @@ def _approve_confirm(destroys: str, forced_deletions: int) -> ConfirmObject | No
     for good; None when it does neither."""
     if forced_deletions:
         return ConfirmObject(
-            title=texts.confirm_force_title(forced_deletions),
-            text=texts.confirm_force(forced_deletions, destroys),
-            confirm=texts.confirm_force_yes(),
-            deny=texts.confirm_no(),
+            title=request_texts.confirm_force_title(forced_deletions),
+            text=request_texts.confirm_force(forced_deletions, destroys),
+            confirm=request_texts.confirm_force_yes(),
+            deny=request_texts.confirm_no(),
             style="danger",
         )
     return _destroy_confirm(destroys) if destroys else None
@@ -102,10 +107,10 @@ def _approve_confirm(destroys: str, forced_deletions: int) -> ConfirmObject | No
 
 def _destroy_confirm(text: str) -> ConfirmObject:
     return ConfirmObject(
-        title=texts.confirm_destroy_title(),
+        title=request_texts.confirm_destroy_title(),
         text=text,
-        confirm=texts.confirm_destroy_yes(),
-        deny=texts.confirm_no(),
+        confirm=request_texts.confirm_destroy_yes(),
+        deny=request_texts.confirm_no(),
         style="danger",
     )
 
@@ -115,14 +120,14 @@ def _buttons(request_id: str, confirm: ConfirmObject | None = None) -> ActionsBl
         block_id=DECISION_BLOCK,
         elements=[
             ButtonElement(
-                text=texts.APPROVE,
+                text=request_texts.APPROVE,
                 action_id=APPROVE_ACTION,
                 value=request_id,
                 style="primary",
                 confirm=confirm,
             ),
             ButtonElement(
-                text=texts.REJECT, action_id=REJECT_ACTION, value=request_id, style="danger"
+                text=request_texts.REJECT, action_id=REJECT_ACTION, value=request_id, style="danger"
             ),
         ],
     )
@@ -161,26 +166,26 @@ class IgnitionView:
 
 
 def ignition_message(view: IgnitionView) -> list[Block]:
-    header = texts.ignition_refused_header if view.refused else texts.ignition_header
+    header = ignition_texts.refused_header if view.refused else ignition_texts.header
     control_plane = view.role == "control-plane"
     blocks: list[Block] = [
         HeaderBlock(text=header(view.cluster, view.role)),
         SectionBlock(
             fields=[
                 MarkdownTextObject(text=f)
-                for f in texts.ignition_fields(
+                for f in ignition_texts.fields(
                     view.requester, view.cluster, view.role, view.request_id
                 )
             ]
         ),
     ]
     if view.refused:
-        blocks += _sections([texts.finding_line("REFUSAL", r) for r in view.reasons])
+        blocks += _sections([request_texts.finding_line("REFUSAL", r) for r in view.reasons])
     else:
-        blocks.append(_section(texts.ignition_validity(view.ttl, control_plane)))
-        blocks.append(_section(texts.ignition_delivery(view.requester, view.cluster)))
-        blocks.append(_section(texts.ignition_plan(view.cluster, control_plane)))
-        blocks.append(_context(texts.ignition_without_byo()))
+        blocks.append(_section(ignition_texts.validity(view.ttl, control_plane)))
+        blocks.append(_section(ignition_texts.delivery(view.requester, view.cluster)))
+        blocks.append(_section(ignition_texts.plan(view.cluster, control_plane)))
+        blocks.append(_context(ignition_texts.without_byo()))
     blocks += _closing(view.request_id, view.buttons, view.decision, view.status, None)
     return blocks
 
@@ -222,13 +227,13 @@ class BatchView:
 
 
 def batch_message(view: BatchView) -> list[Block]:
-    header = texts.batch_refused_header if view.refused else texts.batch_header
+    header = batch_texts.refused_header if view.refused else batch_texts.header
     blocks: list[Block] = [
         HeaderBlock(text=header(len(view.rows), view.target)),
         SectionBlock(
             fields=[
                 MarkdownTextObject(text=f)
-                for f in texts.batch_fields(
+                for f in batch_texts.fields(
                     view.requester,
                     len(view.rows),
                     view.sources,
@@ -241,23 +246,23 @@ def batch_message(view: BatchView) -> list[Block]:
     ]
     refusals = [f for f in view.findings if f[0] == "REFUSAL"]
     others = [f for f in view.findings if f[0] != "REFUSAL"]
-    lines = [texts.batch_finding_line(sev, node, text) for sev, node, text in refusals]
+    lines = [batch_texts.finding_line(sev, node, text) for sev, node, text in refusals]
     blocks += _sections(lines)
     with_status = not view.refused
-    header_row = texts.BATCH_COLUMNS if with_status else texts.BATCH_COLUMNS[:-1]
+    header_row = batch_texts.BATCH_COLUMNS if with_status else batch_texts.BATCH_COLUMNS[:-1]
     rows = [
         (r.node, r.source, r.versions, r.role, r.waits_for, r.findings)
         + ((r.status,) if with_status else ())
         for r in view.rows
     ]
-    blocks += table(header_row, rows) if rows else [_section(texts.batch_no_nodes())]
-    lines = [texts.batch_finding_line(sev, node, text) for sev, node, text in others]
+    blocks += table(header_row, rows) if rows else [_section(batch_texts.no_nodes())]
+    lines = [batch_texts.finding_line(sev, node, text) for sev, node, text in others]
     if not view.findings and rows:
-        lines = [texts.no_findings()]
+        lines = [request_texts.no_findings()]
     blocks += _sections(lines)
     if not view.refused:
         blocks.append(_context(view.order))
-    destroys = texts.confirm_destroy_many(view.destroys) if view.destroys else ""
+    destroys = batch_texts.confirm_destroy_many(view.destroys) if view.destroys else ""
     confirm = _approve_confirm(destroys, view.forced_deletions)
     blocks += _closing(view.request_id, view.buttons, view.decision, view.status, confirm)
     return blocks
@@ -291,11 +296,11 @@ def reply(text: str) -> list[Block]:
 
 def status_report(request: Request, records: Mapping[str, StepRecord]) -> list[Block]:
     if request.kind == "ignition":
-        facts = texts.status_ignition_facts(
+        facts = status_texts.status_ignition_facts(
             request.target, str(request.role), request.requester, request.decided_by
         )
     else:
-        facts = texts.status_facts(
+        facts = status_texts.status_facts(
             request.node,
             request.source,
             request.target,
@@ -304,19 +309,21 @@ def status_report(request: Request, records: Mapping[str, StepRecord]) -> list[B
             request.decided_by,
         )
     blocks: list[Block] = [
-        _section(texts.status_title(request.id, str(request.state))),
+        _section(status_texts.status_title(request.id, str(request.state))),
         _context(facts),
     ]
     if request.outcome:
-        blocks.append(_section(texts.status_outcome(request.outcome)))
+        blocks.append(_section(status_texts.status_outcome(request.outcome)))
     if request.kind == "ignition" and not records:
         return blocks  # one job, no step records: the outcome says it all
     ordered = [s for s in STEP_IDS if s in records] + sorted(set(records) - set(STEP_IDS))
     lines = [
-        texts.status_step(s, str(records[s].outcome), records[s].attempts, records[s].message)
+        status_texts.status_step(
+            s, str(records[s].outcome), records[s].attempts, records[s].message
+        )
         for s in ordered
     ]
-    blocks += _sections(lines or [texts.status_no_steps()])
+    blocks += _sections(lines or [status_texts.status_no_steps()])
     return blocks
 
 
@@ -324,44 +331,47 @@ def batch_status_report(batch: Request, lines: Sequence[str]) -> list[Block]:
     """`/join status` of a batch: the batch, its outcome, one line per node."""
     count = len(lines)
     blocks: list[Block] = [
-        _section(texts.status_title(batch.id, str(batch.state))),
+        _section(status_texts.status_title(batch.id, str(batch.state))),
         _context(
-            texts.status_batch_facts(
+            status_texts.status_batch_facts(
                 count, batch.source, batch.target, batch.requester, batch.decided_by
             )
         ),
     ]
     if batch.outcome:
-        blocks.append(_section(texts.status_outcome(batch.outcome)))
-    return blocks + _sections(list(lines) or [texts.batch_no_nodes()])
+        blocks.append(_section(status_texts.status_outcome(batch.outcome)))
+    return blocks + _sections(list(lines) or [batch_texts.no_nodes()])
 
 
 def active_list(requests: Sequence[Request]) -> list[Block]:
     """The active requests a person asked for: a batch's nodes are counted in its line."""
     shown = [r for r in requests if not r.parent]
     if not shown:
-        return [_section(texts.list_empty())]
-    return [_section(texts.list_title(len(shown))), *_sections([_list_line(r) for r in shown])]
+        return [_section(status_texts.list_empty())]
+    return [
+        _section(status_texts.list_title(len(shown))),
+        *_sections([_list_line(r) for r in shown]),
+    ]
 
 
 def _list_line(r: Request) -> str:
     state = str(r.state)
     if r.kind == "batch":
         count = len([c for c in r.extra.get("children", "").split(",") if c])
-        return texts.list_line_batch(r.id, count, r.target, state, r.requester)
+        return status_texts.list_line_batch(r.id, count, r.target, state, r.requester)
     if r.kind == "ignition":
-        return texts.list_line_ignition(r.id, r.target, str(r.role), state, r.requester)
-    return texts.list_line(r.id, r.node, r.source, r.target, state, r.requester)
+        return status_texts.list_line_ignition(r.id, r.target, str(r.role), state, r.requester)
+    return status_texts.list_line(r.id, r.node, r.source, r.target, state, r.requester)
 
 
 def clusters_table(rows: Iterable[ClusterRow]) -> list[Block]:
     lines = [
-        texts.cluster_line(
+        status_texts.cluster_line(
             r.name, r.reachable, r.version, r.nodes, r.control_planes, r.endpoint, r.problem
         )
         for r in rows
     ]
-    return [_section(texts.clusters_title()), *_sections(lines)]
+    return [_section(status_texts.clusters_title()), *_sections(lines)]
 
 
 def _section(text: str, block_id: str | None = None) -> SectionBlock:

@@ -21,13 +21,19 @@ from typing import Any
 
 import redis
 
-from bot import blocks, grammar, texts
+from bot import blocks, grammar
 from bot.availability import record_posted, store_answers
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.context import BotContext
 from bot.ignition import Ignitions
 from bot.message import SLACK_ERRORS, RequestMessages, findings_json, slack_error
+from bot.texts import access as access_texts
+from bot.texts import answers as answers_texts
+from bot.texts import batch as batch_texts
+from bot.texts import ignition as ignition_texts
+from bot.texts import status as status_texts
+from bot.texts import usage as usage_texts
 from joinops.clusters.survey import survey
 from joinops.errors import ConfigError, UsageError
 from joinops.ignition import request as ir
@@ -111,13 +117,13 @@ class SlashCommands:
         self.batches = Batches(ctx, self.messages)
         self.ignitions = Ignitions(ctx, self.messages)
         self.routes: list[Route] = [
-            Route(_is(grammar.Help), lambda _: texts.help_text()),
+            Route(_is(grammar.Help), lambda _: usage_texts.help_text()),
             Route(_one_node, self._checking_text, self.migrate),
             Route(_one_node_anywhere, self._locating_text, self.locate_and_migrate),
             Route(_several_nodes, self._checking_many_text, self.migrate_many),
             Route(_is(grammar.MigrateAll), self._checking_all_text, self.migrate_all),
             Route(_is(grammar.Ignition), self._checking_cluster_text, self.ignition),
-            Route(_is(grammar.Clusters), lambda _: texts.surveying(), self.clusters),
+            Route(_is(grammar.Clusters), lambda _: answers_texts.surveying(), self.clusters),
             Route(_is(grammar.Status), lambda _: None, self.status),
             Route(_is(grammar.List), lambda _: None, self.list_active),
             Route(_is(grammar.Cancel), lambda _: None, self.cancel),
@@ -136,7 +142,7 @@ class SlashCommands:
             return
         route = next((r for r in self.routes if r.matches(parsed)), None)
         if route is None:
-            _ack(ack, texts.help_text())
+            _ack(ack, usage_texts.help_text())
             return
         _ack(ack, route.ack_text(parsed))
         if route.work is not None:
@@ -146,27 +152,27 @@ class SlashCommands:
     @staticmethod
     def _checking_text(command: grammar.Command) -> str:
         assert isinstance(command, grammar.Migrate) and command.source is not None
-        return texts.checking(command.nodes[0], command.source, command.target)
+        return answers_texts.checking(command.nodes[0], command.source, command.target)
 
     @staticmethod
     def _locating_text(command: grammar.Command) -> str:
         assert isinstance(command, grammar.Migrate)
-        return texts.locating(command.nodes[0])
+        return answers_texts.locating(command.nodes[0])
 
     @staticmethod
     def _checking_many_text(command: grammar.Command) -> str:
         assert isinstance(command, grammar.Migrate)
-        return texts.checking_nodes(len(command.nodes), command.target)
+        return answers_texts.checking_nodes(len(command.nodes), command.target)
 
     @staticmethod
     def _checking_all_text(command: grammar.Command) -> str:
         assert isinstance(command, grammar.MigrateAll)
-        return texts.checking_all(command.source, command.target)
+        return answers_texts.checking_all(command.source, command.target)
 
     @staticmethod
     def _checking_cluster_text(command: grammar.Command) -> str:
         assert isinstance(command, grammar.Ignition)
-        return texts.checking_cluster(command.cluster)
+        return answers_texts.checking_cluster(command.cluster)
 
     # ---- several nodes, whole clusters, Ignition files --------------------------------------
 
@@ -177,7 +183,7 @@ class SlashCommands:
         try:
             sources, _ = batches.locate([node], command.target, self.ctx.clusters)
         except ConfigError as e:
-            inv.tell(texts.configuration_problem(str(e)))
+            inv.tell(answers_texts.configuration_problem(str(e)))
             return
         if node in sources:
             self.migrate(inv, replace(command, source=sources[node]))
@@ -217,7 +223,7 @@ class SlashCommands:
             inv.tell(str(e))
             return
         except ConfigError as e:
-            inv.tell(texts.configuration_problem(str(e)))
+            inv.tell(answers_texts.configuration_problem(str(e)))
             return
         answer = self.batches.ask(inv.user, inv.channel, made, asked)
         if answer:
@@ -243,7 +249,7 @@ class SlashCommands:
             inv.tell(str(e))
             return
         except ConfigError as e:
-            inv.tell(texts.configuration_problem(str(e)))
+            inv.tell(answers_texts.configuration_problem(str(e)))
             return
         verdict = check(ask, source, target)
         if not verdict.allowed:
@@ -261,7 +267,7 @@ class SlashCommands:
             try:
                 self.messages.post_refusal(inv.channel, inv.user, ask, verdict)
             except SLACK_ERRORS as e:
-                inv.tell(texts.cannot_post(inv.channel, slack_error(e)))
+                inv.tell(answers_texts.cannot_post(inv.channel, slack_error(e)))
             return
         now = ctx.clock()
         request = Request(
@@ -284,15 +290,15 @@ class SlashCommands:
             },
         )
         if not store_answers(ctx):  # nothing is posted that could not be recorded
-            inv.tell(texts.store_unreachable())
+            inv.tell(access_texts.store_unreachable())
             return
         try:
             request.message_ts = self.messages.post_request(request)
         except SLACK_ERRORS as e:
-            inv.tell(texts.cannot_post(inv.channel, slack_error(e)))
+            inv.tell(answers_texts.cannot_post(inv.channel, slack_error(e)))
             return
         if not record_posted(ctx, request):
-            inv.tell(texts.store_unreachable())
+            inv.tell(access_texts.store_unreachable())
             return
         ctx.audit.record(Action.REQUESTED, inv.user, request)
         schedule_expiry(ctx.redis, request.id, request.expires_at)
@@ -301,21 +307,21 @@ class SlashCommands:
 
     def clusters(self, inv: Invocation, command: grammar.Clusters) -> None:
         rows = survey(self.ctx.clusters)
-        inv.tell(texts.clusters_title(), blocks.clusters_table(rows))
+        inv.tell(status_texts.clusters_title(), blocks.clusters_table(rows))
 
     def status(self, inv: Invocation, command: grammar.Status) -> None:
         store = self.ctx.store
         if command.request_id:
             request = store.get(command.request_id)
             if request is None:
-                inv.tell(texts.unknown_request(command.request_id))
+                inv.tell(answers_texts.unknown_request(command.request_id))
                 return
         else:
             request = next((r for r in store.recent(200) if r.requester == inv.user), None)
             if request is None:
-                inv.tell(texts.no_requests_of(inv.user))
+                inv.tell(answers_texts.no_requests_of(inv.user))
                 return
-        title = texts.status_title(request.id, str(request.state))
+        title = status_texts.status_title(request.id, str(request.state))
         if request.kind == BATCH:
             inv.tell(title, blocks.batch_status_report(request, self.batches.status_lines(request)))
             return
@@ -323,7 +329,7 @@ class SlashCommands:
 
     def list_active(self, inv: Invocation, command: grammar.List) -> None:
         active = [r for r in self.ctx.store.active() if not r.parent]
-        inv.tell(texts.list_title(len(active)), blocks.active_list(active))
+        inv.tell(status_texts.list_title(len(active)), blocks.active_list(active))
 
     # ---- changing a request ----------------------------------------------------------------
 
@@ -331,11 +337,11 @@ class SlashCommands:
         """The request `inv.user` may `action`, or None once they were told why not."""
         request = self.ctx.store.get(request_id)
         if request is None:
-            inv.tell(texts.unknown_request(request_id))
+            inv.tell(answers_texts.unknown_request(request_id))
             return None
         if not self.ctx.may_act_on(inv.user, request.requester):
             self.ctx.audit.record(Action.DENIED, inv.user, request, f"{action}: not the requester")
-            inv.tell(texts.not_allowed_to(action, request.id))
+            inv.tell(answers_texts.not_allowed_to(action, request.id))
             return None
         return request
 
@@ -348,7 +354,7 @@ class SlashCommands:
             inv.tell(self.batches.cancel(inv.user, request))
             return
         if request.kind == ir.KIND and request.state is State.RUNNING:
-            inv.tell(texts.ignition_cannot_cancel(request.id))
+            inv.tell(ignition_texts.cannot_cancel(request.id))
             return
         moved, before = ctx.store.transition(
             request.id, State.CANCELLED, unless_flag="agent_started", **{"x:cancelled_by": inv.user}
@@ -357,12 +363,12 @@ class SlashCommands:
             current = ctx.store.get(request.id) or request
             if current.state.is_active and current.agent_started:
                 inv.tell(
-                    texts.cannot_cancel_agent(
+                    answers_texts.cannot_cancel_agent(
                         request.id, request.node, request.source, request.target
                     )
                 )
             else:
-                inv.tell(texts.cannot_cancel_finished(request.id, str(current.state)))
+                inv.tell(answers_texts.cannot_cancel_finished(request.id, str(current.state)))
             return
         ctx.audit.record(Action.CANCELLED, inv.user, request, f"was {before}")
         if request.parent:  # a batch's node: the batch goes on without it
@@ -370,7 +376,7 @@ class SlashCommands:
         if before in (State.PENDING, State.APPROVED):
             # No worker runs it (a queued job finds it cancelled and stops): say so ourselves.
             outcome = (
-                texts.ignition_cancelled_outcome()
+                ignition_texts.cancelled_outcome()
                 if request.kind == ir.KIND
                 else cancelled_outcome(request)
             )
@@ -378,9 +384,11 @@ class SlashCommands:
             ctx.events.emit(
                 Event(request.id, EventKind.STATE, outcome, state="cancelled", at=ctx.clock())
             )
-            inv.tell(texts.cancelled_now(request.id))
+            inv.tell(answers_texts.cancelled_now(request.id))
         else:
-            inv.tell(texts.cancelling(request.id, request.node))  # the worker rolls back, reports
+            inv.tell(
+                answers_texts.cancelling(request.id, request.node)
+            )  # the worker rolls back, reports
         self.messages.refresh(request.id)
 
     def retry(self, inv: Invocation, command: grammar.Retry) -> None:
@@ -392,10 +400,10 @@ class SlashCommands:
             inv.tell(self.batches.retry_answer(request))
             return
         if request.parent:
-            inv.tell(texts.batch_member_not_retried(request.id, request.parent))
+            inv.tell(batch_texts.member_not_retried(request.id, request.parent))
             return
         if not request.message_ts:
-            inv.tell(texts.retry_without_message(request.id))
+            inv.tell(answers_texts.retry_without_message(request.id))
             return
         now = ctx.clock()
         expires_at = now + ctx.settings.timeouts.approval.total_seconds()
@@ -409,14 +417,14 @@ class SlashCommands:
             **{"x:retried_by": inv.user},
         )
         if not moved:
-            inv.tell(texts.retry_only_failed(request.id, str(before or request.state)))
+            inv.tell(answers_texts.retry_only_failed(request.id, str(before or request.state)))
             return
         ctx.audit.record(Action.RETRIED, inv.user, request)
         text = f"retry asked by {inv.user}"
         ctx.events.emit(Event(request.id, EventKind.STATE, text, state="pending", at=now))
         schedule_expiry(ctx.redis, request.id, expires_at)
         self.messages.refresh(request.id)
-        inv.tell(texts.retry_asked(request.id))
+        inv.tell(answers_texts.retry_asked(request.id))
 
 
 def _logged(work: Callable[..., None], inv: Invocation, command: grammar.Command) -> None:
@@ -425,10 +433,10 @@ def _logged(work: Callable[..., None], inv: Invocation, command: grammar.Command
         work(inv, command)
     except redis.RedisError as e:  # an outage, not a bug: no traceback, and said as such
         log.warning("/join: the state store stopped answering: %s", e)
-        inv.tell(texts.store_lost_midway())
+        inv.tell(access_texts.store_lost_midway())
     except Exception:
         log.exception("/join: the work after the ack failed")
-        inv.tell(texts.internal_error())
+        inv.tell(answers_texts.internal_error())
 
 
 def _ack(ack: Callable[..., None], text: str | None) -> None:

@@ -19,8 +19,11 @@ from datetime import timedelta
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.models.blocks import Block
 
-from bot import batch_view, blocks, texts
+from bot import batch_view, blocks
 from bot.context import BotContext
+from bot.texts import batch as batch_texts
+from bot.texts import ignition as ignition_texts
+from bot.texts import request as request_texts
 from joinops.ignition import request as ir
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
@@ -73,7 +76,7 @@ def refusal_view(requester: str, ask: MigrationAsk, verdict: Verdict) -> blocks.
         findings=tuple((f.severity.name, f.text) for f in verdict.findings),
         versions=verdict.versions,
         plan=_plan(ask.node, ask.source, ask.target, ask.role),
-        status=texts.refused_status(),
+        status=request_texts.refused_status(),
         refused=True,
         force=ask.force,
     )
@@ -112,13 +115,13 @@ def decision_line(request: Request) -> str:
     if state is State.PENDING:
         return ""
     if state is State.REJECTED:
-        return texts.rejected_by(request.decided_by, request.decided_at)
+        return request_texts.rejected_by(request.decided_by, request.decided_at)
     if state is State.EXPIRED:
-        return texts.not_approved_in_time()
+        return request_texts.not_approved_in_time()
     if request.decided_by:
-        return texts.approved_by(request.decided_by, request.decided_at)
+        return request_texts.approved_by(request.decided_by, request.decided_at)
     if state is State.CANCELLED:
-        return texts.cancelled_by(request.extra.get("cancelled_by", ""))
+        return request_texts.cancelled_by(request.extra.get("cancelled_by", ""))
     return ""
 
 
@@ -144,7 +147,7 @@ def ignition_refusal_view(
         role=str(role),
         request_id="",
         ttl=ir.DEFAULT_TTL,
-        status=texts.ignition_refused_status(),
+        status=ignition_texts.refused_status(),
         reasons=tuple(reasons),
         refused=True,
     )
@@ -163,11 +166,11 @@ def _ignition_status(request: Request) -> str:
         delivery = request.extra.get(DELIVERY, "")
         if delivery == DELIVERED:
             valid = float(request.extra.get(ir.VALID_UNTIL) or 0)
-            return texts.ignition_sent_status(request.requester, valid)
-        return texts.ignition_not_sent_status() if delivery else texts.ignition_made_status()
+            return ignition_texts.sent_status(request.requester, valid)
+        return ignition_texts.not_sent_status() if delivery else ignition_texts.made_status()
     if state is State.FAILED:
-        return texts.ignition_failed_status()
-    return texts.ignition_cancelled_status()
+        return ignition_texts.failed_status()
+    return ignition_texts.cancelled_status()
 
 
 def status_line(request: Request) -> str:
@@ -175,20 +178,26 @@ def status_line(request: Request) -> str:
     if request.kind == ir.KIND and state in (State.SUCCEEDED, State.FAILED, State.CANCELLED):
         return _ignition_status(request)
     if state is State.PENDING:
-        return texts.waiting_status(request.expires_at, retry=bool(request.extra.get("retried_by")))
+        return request_texts.waiting_status(
+            request.expires_at, retry=bool(request.extra.get("retried_by"))
+        )
     if state is State.APPROVED:
-        return texts.queued_status()
+        return request_texts.queued_status()
     if state is State.RUNNING:
-        return request.extra.get("status") or texts.queued_status()
+        return request.extra.get("status") or request_texts.queued_status()
     if state is State.SUCCEEDED:
-        return texts.succeeded_status(request.outcome)
+        return request_texts.succeeded_status(request.outcome)
     if state is State.FAILED:
-        return texts.failed_status(request.failed_step)
+        return request_texts.failed_status(request.failed_step)
     if state is State.CANCELLED:
-        return texts.cancelled_status() if request.outcome else texts.cancelling_status()
+        return (
+            request_texts.cancelled_status()
+            if request.outcome
+            else request_texts.cancelling_status()
+        )
     if state is State.REJECTED:
-        return texts.rejected_status()
-    return texts.expired_status()
+        return request_texts.rejected_status()
+    return request_texts.expired_status()
 
 
 class RequestMessages:
@@ -202,7 +211,7 @@ class RequestMessages:
     ) -> str:
         answer = self.ctx.client.chat_postMessage(
             channel=channel,
-            text=texts.refused_fallback(requester, ask.node, ask.source, ask.target),
+            text=request_texts.refused_fallback(requester, ask.node, ask.source, ask.target),
             blocks=blocks.request_message(refusal_view(requester, ask, verdict)),
             unfurl_links=False,
         )
@@ -223,7 +232,7 @@ class RequestMessages:
     def rendered(self, request: Request) -> tuple[str, list[Block]]:
         """The notification text and the blocks of a request's message, by its kind."""
         if request.kind == ir.KIND:
-            text = texts.ignition_fallback(request.requester, request.target, str(request.role))
+            text = ignition_texts.fallback(request.requester, request.target, str(request.role))
             return text, blocks.ignition_message(ignition_view(request))
         if request.kind == BATCH:
             kids = batch_view.children(self.ctx.store, request)
@@ -240,7 +249,7 @@ class RequestMessages:
                 decision=decision_line(request),
             )
             sources = sorted({r.source for r in rows})
-            return texts.batch_fallback(
+            return batch_texts.fallback(
                 request.requester, len(rows), sources, request.target
             ), blocks.batch_message(view)
         return _fallback(request), blocks.request_message(request_view(request))
@@ -284,4 +293,6 @@ class RequestMessages:
 
 
 def _fallback(request: Request) -> str:
-    return texts.request_fallback(request.requester, request.node, request.source, request.target)
+    return request_texts.request_fallback(
+        request.requester, request.node, request.source, request.target
+    )
