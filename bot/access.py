@@ -26,16 +26,17 @@ from typing import Any
 
 from slack_bolt.response import BoltResponse
 
-from bot import blocks, grammar, payloads
+from bot import grammar, payloads
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
+from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
 from bot.texts import access as access_texts
 from joinops.requests.audit import Action
 from joinops.requests.ids import is_request_id
 
 log = logging.getLogger(__name__)
 
-DECISIONS = {blocks.APPROVE_ACTION: "approve", blocks.REJECT_ACTION: "reject"}
+DECISIONS = {APPROVE_ACTION: "approve", REJECT_ACTION: "reject"}
 
 
 @dataclass(frozen=True)

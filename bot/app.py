@@ -19,12 +19,13 @@ import redis
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot import blocks, middleware
+from bot import middleware
 from bot.access import Access
 from bot.approval import Approval
 from bot.availability import StoreCheck, StoreProbe
 from bot.commands import SlashCommands
 from bot.context import BotContext
+from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
 from bot.slack_retry import TransientSlackErrors
 from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
@@ -101,8 +102,8 @@ def build_app(
     commands = SlashCommands(ctx)
     approval = Approval(ctx)
     app.command(COMMAND)(commands.on_command)
-    app.action(blocks.APPROVE_ACTION)(approval.on_approve)
-    app.action(blocks.REJECT_ACTION)(approval.on_reject)
+    app.action(APPROVE_ACTION)(approval.on_approve)
+    app.action(REJECT_ACTION)(approval.on_reject)
     app.error(_on_error)
     return app
 

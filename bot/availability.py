@@ -24,9 +24,10 @@ from redis.retry import Retry
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
-from bot import blocks, grammar, payloads
+from bot import grammar, payloads
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
+from bot.render import blocks as render_blocks
 from bot.texts import access as access_texts
 from joinops.requests.store import Request
 
@@ -114,7 +115,10 @@ def record_posted(ctx: BotContext, request: Request) -> bool:
     text = access_texts.not_recorded(request.node, request.source, request.target)
     try:
         ctx.client.chat_update(
-            channel=request.channel, ts=request.message_ts, text=text, blocks=blocks.reply(text)
+            channel=request.channel,
+            ts=request.message_ts,
+            text=text,
+            blocks=render_blocks.reply(text),
         )
     except (SlackApiError, SlackRequestError, OSError) as e:
         log.warning("request %s: could not withdraw its message: %s", request.id, e)

@@ -24,21 +24,17 @@ import logging
 
 import redis
 
-from bot import blocks
 from bot.availability import store_answers
 from bot.context import BotContext
-from bot.message import (
-    DELIVERED,
-    DELIVERY,
-    SLACK_ERRORS,
-    RequestMessages,
-    ignition_refusal_view,
-    slack_error,
-)
+from bot.message import SLACK_ERRORS, RequestMessages, slack_error
+from bot.render import blocks as render_blocks
+from bot.render import ignition as render_ignition
 from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
 from bot.texts import ignition as ignition_texts
 from bot.texts import request as request_texts
+from bot.views import ignition as ignition_views
+from bot.views.ignition import DELIVERED, DELIVERY
 from joinops import messages
 from joinops.errors import ClusterError, ConfigError
 from joinops.ignition import request as ir
@@ -93,13 +89,9 @@ class Ignitions:
             ctx.audit.record(
                 Action.REFUSED, user, None, " ".join(reasons), target=cluster, role=str(role)
             )
-            view = ignition_refusal_view(user, cluster, role, reasons)
+            view = ignition_views.refusal_view(user, cluster, role, reasons)
             try:
-                self.messages.post(
-                    channel,
-                    ignition_texts.refused_fallback(user, cluster, str(role)),
-                    blocks.ignition_message(view),
-                )
+                self.messages.post(channel, view.fallback, render_ignition.ignition_message(view))
             except SLACK_ERRORS as e:
                 return answers_texts.cannot_post(channel, slack_error(e))
             return None
@@ -136,7 +128,10 @@ class Ignitions:
         text = ignition_texts.not_recorded(request.target)
         try:
             self.ctx.client.chat_update(
-                channel=request.channel, ts=request.message_ts, text=text, blocks=blocks.reply(text)
+                channel=request.channel,
+                ts=request.message_ts,
+                text=text,
+                blocks=render_blocks.reply(text),
             )
         except SLACK_ERRORS as e:
             log.warning("request %s: could not withdraw its message: %s", request.id, e)

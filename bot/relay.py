@@ -29,7 +29,7 @@ import time
 
 import redis
 
-from bot import batch_view
+from bot import batch_record
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.context import BotContext
@@ -278,7 +278,7 @@ class Relay:
             number, total = step_place(event.step)
             said = event.text if event.kind is not EventKind.STEP_STARTED else ""
             cell = batch_texts.child_step(number, total, event.step, said)
-            self.ctx.store.update(child.id, **{"x:" + batch_view.STATUS_CELL: cell})
+            self.ctx.store.update(child.id, **{"x:" + batch_record.STATUS_CELL: cell})
         elif event.kind is not EventKind.STATE:
             return  # a step's outcome: the next start (or the end) changes the cell
         self._stale_batches.setdefault(child.parent, time.monotonic())
