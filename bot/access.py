@@ -26,7 +26,7 @@ from typing import Any
 
 from slack_bolt.response import BoltResponse
 
-from bot import grammar, payloads
+from bot import grammar, parsed, payloads
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
 from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
@@ -62,15 +62,15 @@ class Access:
         return next()
 
     def _command(self, body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse:
-        parsed = _parse(payloads.command_text(body), self.ctx.settings.cluster_names)
-        if isinstance(parsed, grammar.Help):
+        command = _parse(payloads.command_text(body), self.ctx.settings.cluster_names)
+        if isinstance(command, parsed.Help):
             return next()
         user, channel = str(body["user_id"]), str(body["channel_id"])
         refusal = self.may_ask(user, channel)
         if refusal is None:
             return next()
         self.ctx.audit.record(
-            Action.DENIED, user, None, f"/join: {refusal.reason}", **_about(parsed)
+            Action.DENIED, user, None, f"/join: {refusal.reason}", **_about(command)
         )
         log.info("refused /join from %s: %s", user, refusal.reason)
         return ephemeral_ack(refusal.answer)
@@ -127,14 +127,14 @@ class Access:
         )
 
 
-def _parse(text: str, known: list[str]) -> grammar.Command | None:
+def _parse(text: str, known: list[str]) -> parsed.Command | None:
     try:
         return grammar.parse(text, known)
     except grammar.GrammarError:
         return None
 
 
-def _about(command: grammar.Command | None) -> dict[str, str]:
+def _about(command: parsed.Command | None) -> dict[str, str]:
     """What a refused command asked for, for the audit trail."""
     about = {}
     nodes = getattr(command, "nodes", None)

@@ -24,7 +24,7 @@ from redis.retry import Retry
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
-from bot import grammar, payloads
+from bot import grammar, parsed, payloads
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
 from bot.render import blocks as render_blocks
@@ -84,10 +84,10 @@ class StoreCheck:
 
     def _asks_for_help(self, body: dict[str, Any]) -> bool:
         try:
-            parsed = grammar.parse(payloads.command_text(body), self.known_clusters)
+            command = grammar.parse(payloads.command_text(body), self.known_clusters)
         except grammar.GrammarError:
             return False
-        return isinstance(parsed, grammar.Help)
+        return isinstance(command, parsed.Help)
 
 
 # ---- a request and its message: both, or neither -----------------------------------------------

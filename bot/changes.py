@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot import grammar
+from bot import parsed
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.context import BotContext
@@ -38,7 +38,7 @@ class Changes:
             return None
         return request
 
-    def cancel(self, inv: Invocation, command: grammar.Cancel) -> None:
+    def cancel(self, inv: Invocation, command: parsed.Cancel) -> None:
         ctx = self.ctx
         request = self._request_for(inv, command.request_id, "cancel")
         if request is None:
@@ -84,7 +84,7 @@ class Changes:
             )  # the worker rolls back, reports
         self.messages.refresh(request.id)
 
-    def retry(self, inv: Invocation, command: grammar.Retry) -> None:
+    def retry(self, inv: Invocation, command: parsed.Retry) -> None:
         ctx = self.ctx
         request = self._request_for(inv, command.request_id, "retry")
         if request is None:

@@ -19,7 +19,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot import batch_record, grammar
+from bot import batch_record, grammar, parsed
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.changes import Changes
@@ -43,29 +43,29 @@ Work = Callable[[Invocation, Any], None]
 
 @dataclass(frozen=True)
 class Route:
-    matches: Callable[[grammar.Command], bool]
-    ack_text: Callable[[grammar.Command], str | None]  # pure: the immediate ephemeral answer
+    matches: Callable[[parsed.Command], bool]
+    ack_text: Callable[[parsed.Command], str | None]  # pure: the immediate ephemeral answer
     work: Work | None = None  # runs after the ack
 
 
-def _is(kind: type) -> Callable[[grammar.Command], bool]:
+def _is(kind: type) -> Callable[[parsed.Command], bool]:
     return lambda command: isinstance(command, kind)
 
 
-def _one_node(command: grammar.Command) -> bool:
+def _one_node(command: parsed.Command) -> bool:
     return (
-        isinstance(command, grammar.Migrate)
+        isinstance(command, parsed.Migrate)
         and len(command.nodes) == 1
         and command.source is not None
     )
 
 
-def _one_node_anywhere(command: grammar.Command) -> bool:
-    return isinstance(command, grammar.Migrate) and len(command.nodes) == 1
+def _one_node_anywhere(command: parsed.Command) -> bool:
+    return isinstance(command, parsed.Migrate) and len(command.nodes) == 1
 
 
-def _several_nodes(command: grammar.Command) -> bool:
-    return isinstance(command, grammar.Migrate) and len(command.nodes) > 1
+def _several_nodes(command: parsed.Command) -> bool:
+    return isinstance(command, parsed.Migrate) and len(command.nodes) > 1
 
 
 WORK_THREADS = 2  # post-ack work (rule checks through the Kubernetes client) at once
@@ -85,17 +85,17 @@ class SlashCommands:
         self.migrations = Migrations(ctx, self.messages)
         self.changes = Changes(ctx, self.messages, self.batches)
         self.routes: list[Route] = [
-            Route(_is(grammar.Help), lambda _: usage_texts.help_text()),
+            Route(_is(parsed.Help), lambda _: usage_texts.help_text()),
             Route(_one_node, self._checking_text, self.migrations.ask),
             Route(_one_node_anywhere, self._locating_text, self.locate_and_migrate),
             Route(_several_nodes, self._checking_many_text, self.migrate_many),
-            Route(_is(grammar.MigrateAll), self._checking_all_text, self.migrate_all),
-            Route(_is(grammar.Ignition), self._checking_cluster_text, self.ignition),
-            Route(_is(grammar.Clusters), lambda _: answers_texts.surveying(), self.clusters),
-            Route(_is(grammar.Status), lambda _: None, self.status),
-            Route(_is(grammar.List), lambda _: None, self.list_active),
-            Route(_is(grammar.Cancel), lambda _: None, self.changes.cancel),
-            Route(_is(grammar.Retry), lambda _: None, self.changes.retry),
+            Route(_is(parsed.MigrateAll), self._checking_all_text, self.migrate_all),
+            Route(_is(parsed.Ignition), self._checking_cluster_text, self.ignition),
+            Route(_is(parsed.Clusters), lambda _: answers_texts.surveying(), self.clusters),
+            Route(_is(parsed.Status), lambda _: None, self.status),
+            Route(_is(parsed.List), lambda _: None, self.list_active),
+            Route(_is(parsed.Cancel), lambda _: None, self.changes.cancel),
+            Route(_is(parsed.Retry), lambda _: None, self.changes.retry),
         ]
 
     # ---- the listener ----------------------------------------------------------------------
@@ -104,47 +104,47 @@ class SlashCommands:
         self, ack: Callable[..., None], command: dict[str, Any], respond: Respond
     ) -> None:
         try:
-            parsed = grammar.parse(str(command.get("text") or ""), self.ctx.settings.cluster_names)
+            typed = grammar.parse(str(command.get("text") or ""), self.ctx.settings.cluster_names)
         except grammar.GrammarError as e:
             ack_with(ack, e.reply)
             return
-        route = next((r for r in self.routes if r.matches(parsed)), None)
+        route = next((r for r in self.routes if r.matches(typed)), None)
         if route is None:
             ack_with(ack, usage_texts.help_text())
             return
-        ack_with(ack, route.ack_text(parsed))
+        ack_with(ack, route.ack_text(typed))
         if route.work is not None:
             invocation = Invocation(str(command["user_id"]), str(command["channel_id"]), respond)
-            self.work_pool.submit(run_logged, route.work, invocation, parsed)
+            self.work_pool.submit(run_logged, route.work, invocation, typed)
 
     @staticmethod
-    def _checking_text(command: grammar.Command) -> str:
-        assert isinstance(command, grammar.Migrate) and command.source is not None
+    def _checking_text(command: parsed.Command) -> str:
+        assert isinstance(command, parsed.Migrate) and command.source is not None
         return answers_texts.checking(command.nodes[0], command.source, command.target)
 
     @staticmethod
-    def _locating_text(command: grammar.Command) -> str:
-        assert isinstance(command, grammar.Migrate)
+    def _locating_text(command: parsed.Command) -> str:
+        assert isinstance(command, parsed.Migrate)
         return answers_texts.locating(command.nodes[0])
 
     @staticmethod
-    def _checking_many_text(command: grammar.Command) -> str:
-        assert isinstance(command, grammar.Migrate)
+    def _checking_many_text(command: parsed.Command) -> str:
+        assert isinstance(command, parsed.Migrate)
         return answers_texts.checking_nodes(len(command.nodes), command.target)
 
     @staticmethod
-    def _checking_all_text(command: grammar.Command) -> str:
-        assert isinstance(command, grammar.MigrateAll)
+    def _checking_all_text(command: parsed.Command) -> str:
+        assert isinstance(command, parsed.MigrateAll)
         return answers_texts.checking_all(command.source, command.target)
 
     @staticmethod
-    def _checking_cluster_text(command: grammar.Command) -> str:
-        assert isinstance(command, grammar.Ignition)
+    def _checking_cluster_text(command: parsed.Command) -> str:
+        assert isinstance(command, parsed.Ignition)
         return answers_texts.checking_cluster(command.cluster)
 
     # ---- several nodes, whole clusters, Ignition files --------------------------------------
 
-    def locate_and_migrate(self, inv: Invocation, command: grammar.Migrate) -> None:
+    def locate_and_migrate(self, inv: Invocation, command: parsed.Migrate) -> None:
         """One node without `from`: found in exactly one cluster, it is an ordinary migration;
         found in none or in two, the refusal says where it looked or lists both."""
         node = command.nodes[0]
@@ -158,7 +158,7 @@ class SlashCommands:
             return
         self.migrate_many(inv, command)
 
-    def migrate_many(self, inv: Invocation, command: grammar.Migrate) -> None:
+    def migrate_many(self, inv: Invocation, command: parsed.Migrate) -> None:
         nodes = list(command.nodes)
         self._batch(
             inv,
@@ -173,7 +173,7 @@ class SlashCommands:
             nodes,
         )
 
-    def migrate_all(self, inv: Invocation, command: grammar.MigrateAll) -> None:
+    def migrate_all(self, inv: Invocation, command: parsed.MigrateAll) -> None:
         self._batch(
             inv,
             lambda: batches.plan_all(
@@ -197,18 +197,18 @@ class SlashCommands:
         if answer:
             inv.tell(answer)
 
-    def ignition(self, inv: Invocation, command: grammar.Ignition) -> None:
+    def ignition(self, inv: Invocation, command: parsed.Ignition) -> None:
         answer = self.ignitions.ask(inv.user, inv.channel, command.cluster, command.role)
         if answer:
             inv.tell(answer)
 
     # ---- questions -------------------------------------------------------------------------
 
-    def clusters(self, inv: Invocation, command: grammar.Clusters) -> None:
+    def clusters(self, inv: Invocation, command: parsed.Clusters) -> None:
         rows = survey(self.ctx.clusters)
         _tell_report(inv, report_views.clusters_view(rows))
 
-    def status(self, inv: Invocation, command: grammar.Status) -> None:
+    def status(self, inv: Invocation, command: parsed.Status) -> None:
         store = self.ctx.store
         if command.request_id:
             request = store.get(command.request_id)
@@ -226,7 +226,7 @@ class SlashCommands:
             return
         _tell_report(inv, report_views.status_view(request, self.ctx.records.all(request.id)))
 
-    def list_active(self, inv: Invocation, command: grammar.List) -> None:
+    def list_active(self, inv: Invocation, command: parsed.List) -> None:
         active = [r for r in self.ctx.store.active() if not r.parent]
         _tell_report(inv, report_views.active_view(active))
 

@@ -8,7 +8,8 @@ Forms (keywords in any case, any whitespace between words)::
     status [REQUEST_ID] | cancel REQUEST_ID | retry REQUEST_ID
     help | clusters | list | (nothing)                  -> Help, Clusters, List, Help
 
-Anything else raises GrammarError(message, usage); `str(error)` is the reply to show.
+The typed commands are `bot.parsed`'s. Anything else raises GrammarError(message, usage);
+`str(error)` is the reply to show.
 
 Decisions:
 - ROLE is `worker` (the default) or `control-plane`; `controlplane` and `cp` are accepted for
@@ -33,9 +34,21 @@ import difflib
 import re
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import NoReturn, TypeAlias
+from dataclasses import replace
+from typing import NoReturn
 
+from bot.parsed import (
+    Cancel,
+    Clusters,
+    Command,
+    Help,
+    Ignition,
+    List,
+    Migrate,
+    MigrateAll,
+    Retry,
+    Status,
+)
 from bot.texts import usage as usage_texts
 from joinops.requests.model import Role
 
@@ -52,66 +65,6 @@ _NODE_CHARACTERS = frozenset(string.ascii_lowercase + string.digits + "-.")
 _KEYWORDS = ("from", "to", "as")
 FORCE = "force"
 _NEAR = 0.7  # difflib ratio from which a word counts as a misspelling of another
-
-
-# ---- commands ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Migrate:
-    nodes: tuple[str, ...]
-    source: str | None  # None: each node's current cluster is looked up later
-    target: str
-    role: Role = Role.WORKER
-    force: bool = False  # delete pods no controller recreates
-
-
-@dataclass(frozen=True, slots=True)
-class MigrateAll:
-    source: str
-    target: str
-    force: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Ignition:
-    cluster: str
-    role: Role = Role.WORKER
-
-
-@dataclass(frozen=True, slots=True)
-class Help:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Clusters:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class List:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Status:
-    request_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Cancel:
-    request_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    request_id: str
-
-
-Command: TypeAlias = (
-    Migrate | MigrateAll | Ignition | Help | Clusters | List | Status | Cancel | Retry
-)
 
 
 class GrammarError(ValueError):

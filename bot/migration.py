@@ -6,7 +6,7 @@ allowed move is stored, posted with the buttons and waits for an approver until 
 
 from __future__ import annotations
 
-from bot import grammar
+from bot import parsed
 from bot.availability import record_posted, store_answers
 from bot.context import BotContext
 from bot.invocation import Invocation
@@ -29,7 +29,7 @@ class Migrations:
         self.ctx = ctx
         self.messages = msgs
 
-    def ask(self, inv: Invocation, command: grammar.Migrate) -> None:
+    def ask(self, inv: Invocation, command: parsed.Migrate) -> None:
         ctx = self.ctx
         assert command.source is not None
         ask = MigrationAsk(

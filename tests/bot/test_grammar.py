@@ -8,25 +8,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot import grammar
-from bot.grammar import (
+from bot.grammar import GrammarError, node_name_problem, parse
+from bot.parsed import (
     Cancel,
     Clusters,
     Command,
-    GrammarError,
     Help,
     Ignition,
     List,
     Migrate,
     MigrateAll,
     Retry,
-    Role,
     Status,
-    node_name_problem,
-    parse,
 )
 from bot.texts import common as common_texts
 from bot.texts import usage as usage_texts
 from joinops.requests.ids import is_request_id
+from joinops.requests.model import Role
 
 KNOWN = ("prod", "staging", "Lab-East")
 W, CP = Role.WORKER, Role.CONTROL_PLANE
