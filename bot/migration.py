@@ -30,6 +30,7 @@ class Migrations:
         self.messages = msgs
 
     def ask(self, inv: Invocation, command: parsed.Migrate) -> None:
+        """Check the move, then post its refusal, or store it and post it for approval."""
         ctx = self.ctx
         assert command.source is not None
         ask = MigrationAsk(

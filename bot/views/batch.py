@@ -70,9 +70,8 @@ def view(
     """A stored batch (`batch`, with its children by node) or a refused plan (`batch` None)."""
     refused = batch is None
     ordered = _ordered_findings(rows, findings)
-    lines = [batch_texts.finding_line(sev, node, text) for sev, node, text in ordered]
-    refusals = [line for (sev, _, _), line in zip(ordered, lines, strict=True) if sev == "REFUSAL"]
-    others = [line for (sev, _, _), line in zip(ordered, lines, strict=True) if sev != "REFUSAL"]
+    refusals = [batch_texts.finding_line(s, node, t) for s, node, t in ordered if s == "REFUSAL"]
+    others = [batch_texts.finding_line(s, node, t) for s, node, t in ordered if s != "REFUSAL"]
     if not ordered and rows:
         others = [request_texts.no_findings()]
     sources = sorted({r.source for r in rows})
