@@ -16,28 +16,26 @@ STEP_MARKS = {
 }
 
 
-def status_title(request_id: str, state: str) -> str:
+def title(request_id: str, state: str) -> str:
     return f"*Request `{request_id}`*: {state}"
 
 
-def status_facts(
-    node: str, source: str, target: str, role: str, requester: str, decided_by: str
-) -> str:
+def facts(node: str, source: str, target: str, role: str, requester: str, decided_by: str) -> str:
     decided = f"; decided by {user(decided_by)}" if decided_by else ""
     return f"`{node}`: {source} → {target} as {role}; asked by {user(requester)}{decided}"
 
 
-def status_outcome(outcome: str) -> str:
+def outcome_line(outcome: str) -> str:
     return f"*Outcome:* {short(outcome, 2000)}"
 
 
-def status_step(step: str, outcome: str, attempts: int, message: str) -> str:
+def step_line(step: str, outcome: str, attempts: int, message: str) -> str:
     tries = f" ({attempts} attempts)" if attempts > 1 else ""
     said = f": {short(message, 200)}" if message else ""
     return f"{STEP_MARKS.get(outcome, '•')} `{step}` {outcome}{tries}{said}"
 
 
-def status_no_steps() -> str:
+def no_steps() -> str:
     return "No step has run yet."
 
 
@@ -87,16 +85,16 @@ def list_line_ignition(request_id: str, cluster: str, role: str, state: str, req
     )
 
 
-def status_batch_facts(count: int, sources: str, target: str, requester: str, by: str) -> str:
+def batch_facts(count: int, sources: str, target: str, requester: str, by: str) -> str:
     decided = f"; decided by {user(by)}" if by else ""
     return f"{node_count(count)}: {sources} → {target}; asked by {user(requester)}{decided}"
 
 
-def status_batch_line(request_id: str, node: str, source: str, status: str) -> str:
+def batch_line(request_id: str, node: str, source: str, status: str) -> str:
     return f"• `{node}` from {source}: {status} (`{request_id}`)"
 
 
-def status_ignition_facts(cluster: str, role: str, requester: str, by: str) -> str:
+def ignition_facts(cluster: str, role: str, requester: str, by: str) -> str:
     decided = f"; decided by {user(by)}" if by else ""
     return (
         f"Ignition file for a new {role_word(role)} of {cluster}; asked by {user(requester)}"

@@ -33,26 +33,22 @@ def status_view(request: Request, records: Mapping[str, StepRecord]) -> ReportVi
     """`/join status` of a migration or an Ignition request: its steps as recorded."""
     role, decided_by = str(request.role), request.decided_by
     if request.kind == "ignition":
-        facts = status_texts.status_ignition_facts(
-            request.target, role, request.requester, decided_by
-        )
+        facts = status_texts.ignition_facts(request.target, role, request.requester, decided_by)
     else:
-        facts = status_texts.status_facts(
+        facts = status_texts.facts(
             request.node, request.source, request.target, role, request.requester, decided_by
         )
     ordered = [s for s in STEP_IDS if s in records] + sorted(set(records) - set(STEP_IDS))
     lines = [
-        status_texts.status_step(
-            s, str(records[s].outcome), records[s].attempts, records[s].message
-        )
+        status_texts.step_line(s, str(records[s].outcome), records[s].attempts, records[s].message)
         for s in ordered
     ]
     if request.kind == "ignition" and not records:
         lines = []  # one job, no step records: the outcome says it all
     elif not lines:
-        lines = [status_texts.status_no_steps()]
+        lines = [status_texts.no_steps()]
     return ReportView(
-        title=status_texts.status_title(request.id, str(request.state)),
+        title=status_texts.title(request.id, str(request.state)),
         facts=facts,
         outcome=_outcome(request),
         lines=tuple(lines),
@@ -61,10 +57,10 @@ def status_view(request: Request, records: Mapping[str, StepRecord]) -> ReportVi
 
 def batch_status_view(batch: Request, kids: Sequence[Request]) -> ReportView:
     """`/join status` of a batch: the batch, its outcome, one line per node."""
-    lines = [status_texts.status_batch_line(c.id, c.node, c.source, cell_of(c)) for c in kids]
+    lines = [status_texts.batch_line(c.id, c.node, c.source, cell_of(c)) for c in kids]
     return ReportView(
-        title=status_texts.status_title(batch.id, str(batch.state)),
-        facts=status_texts.status_batch_facts(
+        title=status_texts.title(batch.id, str(batch.state)),
+        facts=status_texts.batch_facts(
             len(lines), batch.source, batch.target, batch.requester, batch.decided_by
         ),
         outcome=_outcome(batch),
@@ -73,11 +69,11 @@ def batch_status_view(batch: Request, kids: Sequence[Request]) -> ReportView:
 
 
 def _step_line(step: str, record: StepRecord) -> str:
-    return status_texts.status_step(step, str(record.outcome), record.attempts, record.message)
+    return status_texts.step_line(step, str(record.outcome), record.attempts, record.message)
 
 
 def _outcome(request: Request) -> str:
-    return status_texts.status_outcome(request.outcome) if request.outcome else ""
+    return status_texts.outcome_line(request.outcome) if request.outcome else ""
 
 
 def active_view(requests: Sequence[Request]) -> ReportView:
