@@ -19,11 +19,7 @@ from bot.texts.common import (
 )
 
 BATCH_COLUMNS = ("NODE", "FROM", "KUBELET → TARGET", "ROLE", "WAITS FOR", "FINDINGS", "STATUS")
-
-
 SEVERITY_SHORT = {"REFUSAL": "refused", "WARNING": "warn", "NOTE": "note"}
-
-
 BATCH_STATUS = {
     "pending": "waits for approval",
     "approved": "queued",

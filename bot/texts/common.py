@@ -11,11 +11,7 @@ from datetime import UTC, datetime, timedelta
 from joinops.messages import count_pods
 
 COMMAND = "/join"
-
-
 ROLES = "worker|control-plane"
-
-
 REQUEST_ID_EXAMPLE = "req-3f9a1c2b"
 
 
@@ -46,11 +42,7 @@ def minutes(span: timedelta) -> str:
 
 
 SEVERITY_MARKS = {"REFUSAL": ":no_entry:", "WARNING": ":warning:", "NOTE": ":information_source:"}
-
-
 SEVERITY_WORDS = {"REFUSAL": "Refused", "WARNING": "Warning", "NOTE": "Note"}
-
-
 FORCED_FIELD = "`force`: the drain deletes pods no controller will recreate"
 
 

@@ -21,12 +21,10 @@ from bot.texts.common import (
 )
 
 APPROVE = "Approve"
-
-
 REJECT = "Reject"
 
 
-def request_header(node: str, source: str, target: str) -> str:
+def header(node: str, source: str, target: str) -> str:
     return f"Move {node}: {source} → {target}"[:150]
 
 
@@ -34,7 +32,7 @@ def refused_header(node: str, source: str, target: str) -> str:
     return f"Refused: move {node}: {source} → {target}"[:150]
 
 
-def request_fallback(requester: str, node: str, source: str, target: str) -> str:
+def fallback(requester: str, node: str, source: str, target: str) -> str:
     """The notification text of the request message."""
     return f"{user(requester)} asks to move `{node}` from {source} to {target}."
 

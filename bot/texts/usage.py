@@ -10,41 +10,17 @@ from collections.abc import Sequence
 from bot.texts.common import COMMAND, REQUEST_ID_EXAMPLE, ROLES, quote
 
 NODE_NAME_MAX = 253
-
-
 NODE_LABEL_MAX = 63
-
-
 USAGE_MIGRATE = f"{COMMAND} NODE from SOURCE to TARGET [as {ROLES}] [force]"
-
-
 USAGE_MIGRATE_MANY = f"{COMMAND} NODE [NODE ...] to TARGET [as {ROLES}] [force]"
-
-
 USAGE_MIGRATE_ALL = f"{COMMAND} all from SOURCE to TARGET [force]"
-
-
 USAGE_IGNITION = f"{COMMAND} ignition CLUSTER [as {ROLES}]"
-
-
 USAGE_STATUS = f"{COMMAND} status [REQUEST_ID]"
-
-
 USAGE_LIST = f"{COMMAND} list"
-
-
 USAGE_CLUSTERS = f"{COMMAND} clusters"
-
-
 USAGE_CANCEL = f"{COMMAND} cancel REQUEST_ID"
-
-
 USAGE_RETRY = f"{COMMAND} retry REQUEST_ID"
-
-
 USAGE_HELP = f"{COMMAND} help"
-
-
 HELP_ENTRIES: tuple[tuple[str, str], ...] = (
     (USAGE_MIGRATE, "move a node out of SOURCE into TARGET, as a worker unless you say otherwise"),
     (USAGE_MIGRATE_MANY, "move one or more nodes into TARGET; I find the cluster each is in"),

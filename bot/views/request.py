@@ -88,10 +88,10 @@ def request_view(request: Request) -> RequestView:
     destroys = request_texts.confirm_destroy(request.source) if request.destroys_source else ""
     forced = _int(request.extra.get("forced_deletions"))
     return RequestView(
-        fallback=request_texts.request_fallback(
+        fallback=request_texts.fallback(
             request.requester, request.node, request.source, request.target
         ),
-        header=request_texts.request_header(request.node, request.source, request.target),
+        header=request_texts.header(request.node, request.source, request.target),
         fields=_fields(request.requester, ask, request.id),
         versions=request.extra.get("versions") or request_texts.versions_unknown(),
         findings=_findings(_stored_findings(request)),
