@@ -9,9 +9,10 @@ install:            ## create .venv and install joinops with its dev tools
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[dev]'
 
-lint:               ## ruff: lint and formatting
+lint:               ## ruff (lint and formatting) and lint-imports (the import contracts in pyproject)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 typecheck:          ## mypy on every package
 	$(VENV)/bin/mypy
@@ -35,4 +36,4 @@ sandbox:            ## simulated clusters on loopback, configured in ./sandbox
 	$(VENV)/bin/joinops sandbox
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .grimp_cache

@@ -17,8 +17,8 @@ from pathlib import Path
 from bench.report import Figure, Result
 from bench.support import median, settings_for
 from joinops.clusters.registry import ClusterRegistry
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import Role
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import check
 from kubesim import Cluster, NodeSpec, World
 

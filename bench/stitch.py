@@ -36,12 +36,12 @@ from bench.support import (
 )
 from joinops.clusters.registry import ClusterRegistry
 from joinops.queue import enqueue_batch_advance, enqueue_migration
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.events import EventKind, RedisEventLog
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.requests.store import Request, RequestStore
 from joinops.rules import batch as batches
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import check
 from joinops.settings import Settings
 from kubesim import Cluster, NodeSpec, World

@@ -22,17 +22,17 @@ from bot.message import RequestMessages
 from bot.texts import answers as answers_texts
 from bot.texts import approval as approval_texts
 from bot.texts import request as request_texts
-from joinops import messages
 from joinops.errors import ConfigError
 from joinops.ignition import request as ir
 from joinops.logs import request_context
 from joinops.queue import enqueue_migration
+from joinops.requests import outcome_texts, step_texts
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.ids import is_request_id
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import check
 from joinops.rules.findings import refusals
 
@@ -171,10 +171,10 @@ class Approval:
         return " ".join(f.text for f in found) if found else None
 
     def _fail_refused(self, request: Request, reasons: str) -> None:
-        outcome = messages.failed(
+        outcome = outcome_texts.failed(
             "check",
-            messages.rules_refuse_now(reasons),
-            messages.where_before_agent(request, cordon_restored=False),
+            step_texts.rules_refuse_now(reasons),
+            outcome_texts.where_before_agent(request, cordon_restored=False),
         )
         moved, _ = self.ctx.store.transition(
             request.id, State.FAILED, outcome=outcome, failed_step="check"

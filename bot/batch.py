@@ -32,8 +32,8 @@ from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
 from bot.texts import batch as batch_texts
 from bot.views import batch as batch_views
-from joinops import messages
 from joinops.queue import enqueue_batch_advance, schedule_expiry
+from joinops.requests import outcome_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
@@ -188,7 +188,7 @@ class Batches:
                 continue
             stopped += 1
             if before in (State.PENDING, State.APPROVED):  # no worker runs it: say so here
-                outcome = messages.cancelled(child)
+                outcome = outcome_texts.cancelled(child)
                 ctx.store.update(child.id, outcome=outcome)
                 ctx.events.emit(
                     Event(child.id, EventKind.STATE, outcome, state="cancelled", at=ctx.clock())

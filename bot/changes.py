@@ -12,11 +12,11 @@ from bot.texts import answers as answers_texts
 from bot.texts import batch as batch_texts
 from bot.texts import ignition as ignition_texts
 from joinops.ignition import request as ir
-from joinops.messages import cancelled as cancelled_outcome
 from joinops.queue import enqueue_batch_advance, schedule_expiry
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
+from joinops.requests.outcome_texts import cancelled as cancelled_outcome
 from joinops.requests.store import Request
 
 

@@ -35,7 +35,6 @@ from bot.texts import ignition as ignition_texts
 from bot.texts import request as request_texts
 from bot.views import ignition as ignition_views
 from bot.views.ignition import DELIVERED, DELIVERY
-from joinops import messages
 from joinops.errors import ClusterError, ConfigError
 from joinops.ignition import request as ir
 from joinops.ignition import texts as domain_ignition_texts
@@ -46,6 +45,7 @@ from joinops.requests.ids import new_request_id
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.requests.store import Request
+from joinops.rules import texts as rule_texts
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class Ignitions:
         try:
             facts = self.ctx.clusters.get(cluster).facts()
         except ClusterError as e:
-            return [messages.cluster_unusable(e.cluster, e.detail)]
+            return [rule_texts.cluster_unusable(e.cluster, e.detail)]
         if role is not Role.CONTROL_PLANE:
             return []
         if not facts.control_plane_endpoint:

@@ -24,8 +24,8 @@ from bot.views import batch as batch_views
 from bot.views import ignition as ignition_views
 from bot.views import request as request_views
 from joinops.ignition import request as ir
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.store import Request
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import Verdict
 
 log = logging.getLogger(__name__)

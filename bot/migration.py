@@ -16,10 +16,10 @@ from bot.texts import answers as answers_texts
 from bot.views.request import findings_json
 from joinops.errors import ConfigError, UsageError
 from joinops.queue import schedule_expiry
+from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.audit import Action
 from joinops.requests.ids import new_request_id
 from joinops.requests.store import Request
-from joinops.rules.asks import MigrationAsk, validate_ask
 from joinops.rules.check import check
 from joinops.rules.findings import refusals
 

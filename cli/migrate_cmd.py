@@ -19,12 +19,12 @@ from cli.plan_cmd import render
 from cli.terminal import TerminalReporter
 from joinops.errors import UsageError
 from joinops.queue import enqueue_batch_advance, enqueue_migration
+from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.audit import Action, AuditLog
 from joinops.requests.events import RedisEventLog
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request, RequestStore
 from joinops.rules import batch as batches
-from joinops.rules.asks import MigrationAsk, validate_ask
 from joinops.rules.check import check
 
 WAITING_HINT_AFTER = 10  # idle seconds before saying that no worker has picked the job up

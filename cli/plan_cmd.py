@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from cli.common import add_force_argument, add_role_argument, load
+from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.plan import plan_steps
-from joinops.rules.asks import MigrationAsk, validate_ask
 from joinops.rules.check import Verdict, check
 from joinops.rules.findings import Severity
 

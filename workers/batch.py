@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import logging
 
-from joinops import messages
 from joinops.queue import enqueue_migration
+from joinops.requests import outcome_texts
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
@@ -127,7 +127,7 @@ def _may_start(
 
 
 def _hold(ctx: EngineContext, child: Request, blocker: Request) -> None:
-    text = messages.held(child.node, blocker.node, str(blocker.state))
+    text = outcome_texts.held(child.node, blocker.node, str(blocker.state))
     moved, _ = ctx.store.transition(child.id, State.CANCELLED, outcome=text)
     if moved:
         ctx.reporter.emit(
@@ -143,7 +143,7 @@ def _report_new_outcomes(ctx: EngineContext, batch: Request, kids: list[Request]
                 Event(
                     batch.id,
                     EventKind.PROGRESS,
-                    messages.batch_line(child.node, str(child.state), child.outcome),
+                    outcome_texts.batch_line(child.node, str(child.state), child.outcome),
                     step=child.node,
                     at=ctx.clock(),
                 )
@@ -154,7 +154,7 @@ def _finish(ctx: EngineContext, batch: Request, kids: list[Request]) -> None:
     moved = sum(c.state is State.SUCCEEDED for c in kids)
     failed = sum(c.state is State.FAILED for c in kids)
     skipped = len(kids) - moved - failed
-    summary = messages.batch_summary(
+    summary = outcome_texts.batch_summary(
         moved, failed, skipped, len(kids), ctx.clock() - (batch.decided_at or batch.created_at)
     )
     state = State.SUCCEEDED if moved == len(kids) else State.FAILED

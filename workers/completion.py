@@ -10,23 +10,21 @@ carries the control-plane label. The run holds the target's control-plane lock u
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from joinops import messages
 from joinops.clusters import watches
 from joinops.clusters.kube import pod_running_ready
 from joinops.errors import ClusterError, ClusterUnreachable
+from joinops.requests import outcome_texts, step_texts
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
-from joinops.rules import safety_texts
 from joinops.rules.quorum import STATIC_COMPONENTS, mirror_pod_name
 from workers import agent
 from workers.errors import PermanentError
-
-if TYPE_CHECKING:
-    from workers.steps import Run
+from workers.material_steps import delete_tokens
+from workers.run import Run
 
 
 def wait_joined(run: Run) -> str:
@@ -45,7 +43,7 @@ def wait_joined(run: Run) -> str:
                 missing = _control_plane_missing(run, deadline)
                 if missing:
                     raise PermanentError(
-                        safety_texts.control_plane_incomplete(
+                        step_texts.control_plane_incomplete(
                             run.request.node,
                             run.request.target,
                             missing,
@@ -54,7 +52,7 @@ def wait_joined(run: Run) -> str:
                         )
                     )
             if ready:
-                return messages.joined(
+                return step_texts.joined(
                     run.request.node, run.request.target, run.ctx.clock() - started
                 )
             unreachable = False
@@ -91,7 +89,7 @@ def _control_plane_missing(run: Run, deadline: float) -> list[str]:
 
     run.progress(
         "wait-joined",
-        safety_texts.control_plane_waiting(node, run.request.target, _pod_words(wanted)),
+        step_texts.control_plane_waiting(node, run.request.target, _pod_words(wanted)),
     )
     pods_done = watches.wait_for(
         target,
@@ -114,12 +112,12 @@ def _control_plane_missing(run: Run, deadline: float) -> list[str]:
         field_selector=f"metadata.name={node}",
     )
     if labelled is None:
-        missing.append(safety_texts.missing_control_plane_label())
+        missing.append(step_texts.missing_control_plane_label())
     return missing
 
 
 def _pod_words(names: set[str]) -> list[str]:
-    return [safety_texts.missing_mirror_pod(name) for name in sorted(names)]
+    return [step_texts.missing_mirror_pod(name) for name in sorted(names)]
 
 
 def _ready(node: Any) -> bool:
@@ -128,7 +126,6 @@ def _ready(node: Any) -> bool:
 
 
 def _never_joined(run: Run, unreachable: bool) -> NoReturn:
-    from workers.steps import delete_tokens
 
     # delete the token now, so that the message can say whether it is gone
     tokens = tuple(run.memory("join-material").get("token_ids", []))
@@ -138,7 +135,7 @@ def _never_joined(run: Run, unreachable: bool) -> NoReturn:
     except ClusterError:
         pass  # the ids stay remembered: a retry deletes them
     raise PermanentError(
-        messages.never_joined(
+        outcome_texts.never_joined(
             run.request,
             agent.unit_name(run.id),
             run.ctx.settings.timeouts.join,

@@ -24,11 +24,11 @@ from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 from tenacity import Retrying, retry_if_exception, stop_when_event_set, wait_exponential_jitter
 
-from joinops import messages
 from joinops.clusters import watches
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterError
 from joinops.metrics import EVICTIONS, EVICTIONS_REFUSED
+from joinops.requests import step_texts
 from joinops.rules import podsafety
 from workers.errors import PermanentError
 from workers.eviction_answers import Meaning, budgets_selecting, meaning
@@ -119,7 +119,7 @@ class Drainer:
     def _select(self, pods: podsafety.NodePods) -> list[Any]:
         """Refuse before any eviction if a pod would be lost and the drain is not forced."""
         if pods.blocks(self.force):
-            raise PermanentError(messages.drain_would_lose(self.node, pods.lost))
+            raise PermanentError(step_texts.drain_would_lose(self.node, pods.lost))
         self.result.skipped = list(pods.left)
         self.result.empty_dir = list(pods.empty_dir)
         self.result.deleted_for_good = pods.lost
@@ -174,7 +174,7 @@ class Drainer:
             if answer is Meaning.GONE:
                 return  # already gone: the watch (or a relist) sees it go
             if answer is Meaning.WAIT:  # its namespace is being deleted, and the pod with it
-                self._note_blocker(key, messages.eviction_namespace_terminating(namespace))
+                self._note_blocker(key, step_texts.eviction_namespace_terminating(namespace))
                 return
             if e.status == 429:
                 EVICTIONS_REFUSED.inc()
@@ -184,7 +184,7 @@ class Drainer:
             if answer is Meaning.FORBIDDEN:  # the credentials lack the right
                 self._stop(self.cluster._translate("create", f"pods/{name}/eviction", e))
             if answer is Meaning.REJECTED:
-                self._stop(PermanentError(messages.eviction_rejected(key, e.status, _explain(e))))
+                self._stop(PermanentError(step_texts.eviction_rejected(key, e.status, _explain(e))))
             raise
         EVICTIONS.inc()
         with self._lock:
@@ -203,7 +203,7 @@ class Drainer:
             budgets = budgets_selecting(self.cluster, pod)
         except ClusterError:
             budgets = []
-        return PermanentError(messages.eviction_several_budgets(key, budgets))
+        return PermanentError(step_texts.eviction_several_budgets(key, budgets))
 
     def _note_blocker(self, key: str, why: str) -> None:
         with self._lock:

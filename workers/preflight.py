@@ -14,7 +14,8 @@ from __future__ import annotations
 from joinops.clusters import capins
 from joinops.clusters.kube import KubeCluster
 from joinops.joinmaterial import BootstrapToken
-from joinops.rules import safety_texts
+from joinops.requests import step_texts
+from joinops.rules import texts as rule_texts
 from joinops.rules.quorum import unhealthy_peers
 from workers.errors import PermanentError
 
@@ -22,8 +23,8 @@ from workers.errors import PermanentError
 def check_quorum(source: KubeCluster, node: str, source_name: str) -> None:
     problems = unhealthy_peers(source, node, source.control_planes())
     if problems:
-        reason = safety_texts.quorum_at_risk(node, source_name, problems)
-        raise PermanentError(safety_texts.quorum_at_risk_now(reason))
+        reason = rule_texts.quorum_at_risk(node, source_name, problems)
+        raise PermanentError(rule_texts.quorum_at_risk_now(reason))
 
 
 def check_cluster_info(
@@ -37,6 +38,6 @@ def check_cluster_info(
         raise PermanentError(str(e)) from e
     signed = info.signed_for(token) if token is not None else token_id in info.signatures
     if not signed:
-        raise PermanentError(safety_texts.cluster_info_not_signed(target.name, token_id))
+        raise PermanentError(step_texts.cluster_info_not_signed(target.name, token_id))
     if pinned and sorted(info.ca_hashes) != sorted(pinned):
-        raise PermanentError(safety_texts.cluster_info_changed(target.name))
+        raise PermanentError(step_texts.cluster_info_changed(target.name))

@@ -12,10 +12,10 @@ import logging
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from joinops import messages
 from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable
 from joinops.logs import request_context
 from joinops.metrics import STEP_SECONDS
+from joinops.requests import outcome_texts, step_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
@@ -24,7 +24,9 @@ from joinops.requests.store import Request
 from workers.context import EngineContext
 from workers.errors import Cancelled, LockLost, PermanentError, TemporaryError
 from workers.locks import LockSet, control_plane_lock, node_lock, request_of, run_owner
-from workers.steps import STEPS, Run, Step, after_failure
+from workers.material_steps import after_failure
+from workers.run import Run
+from workers.steps import STEPS, Step
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +66,9 @@ def run_request(ctx: EngineContext, request_id: str) -> State | None:
             ctx,
             request,
             State.FAILED,
-            messages.failed("check", messages.locked(request.node, request_of(held.holder)), ""),
+            outcome_texts.failed(
+                "check", outcome_texts.locked(request.node, request_of(held.holder)), ""
+            ),
             failed_step="check",
         )
     locks.keep_alive()
@@ -99,7 +103,7 @@ def _run_locked(ctx: EngineContext, request: Request, locks: LockSet) -> State:
         return current.state if current else State.FAILED
     except Cancelled:
         _rollback(run, step)
-        return _finish(ctx, request, State.CANCELLED, messages.cancelled(request))
+        return _finish(ctx, request, State.CANCELLED, outcome_texts.cancelled(request))
     except (PermanentError, ClusterError) as e:
         return _fail(run, step, _reason(e))
     except redis.RedisError:
@@ -112,10 +116,10 @@ def _run_locked(ctx: EngineContext, request: Request, locks: LockSet) -> State:
         raise
     except Exception:
         log.exception("request %s: unexpected error in step %s", request.id, step.id)
-        return _fail(run, step, messages.internal_error(step.id))
+        return _fail(run, step, outcome_texts.internal_error(step.id))
     check = ctx.records.get(request.id, "check")
     seconds = ctx.clock() - float(check.data.get("run_started") or check.started)
-    return _finish(ctx, request, State.SUCCEEDED, messages.succeeded(request, seconds))
+    return _finish(ctx, request, State.SUCCEEDED, outcome_texts.succeeded(request, seconds))
 
 
 def _reason(error: PermanentError | ClusterError) -> str:
@@ -139,13 +143,13 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
     if run.cancelled() and not run.request.agent_started:
         raise Cancelled()
     if resumed and record.outcome is Outcome.RUNNING:
-        _emit(run, EventKind.PROGRESS, messages.resumed(step.id), step.id)
+        _emit(run, EventKind.PROGRESS, outcome_texts.resumed(step.id), step.id)
     run.resuming = record.outcome is Outcome.RUNNING
     record = ctx.records.start(request_id, step.id)
     _emit(
         run,
         EventKind.STEP_STARTED,
-        messages.STEP_TITLES[step.id].format(
+        step_texts.STEP_TITLES[step.id].format(
             node=run.request.node, source=run.request.source, target=run.request.target, cert=""
         ),
         step.id,
@@ -177,16 +181,20 @@ def _fail(run: Run, step: Step, reason: str) -> State:
     _emit(run, EventKind.STEP_FAILED, reason, step.id)
     current = ctx.store.get(request.id)
     if step.id == "cleanup":
-        where = messages.where_after_join(request)
+        where = outcome_texts.where_after_join(request)
     elif current is not None and current.agent_started:
         after_failure(run)
         # the later steps' own messages say where the node is; the agent step cannot know
-        where = messages.where_agent_unconfirmed(request) if step.id == "agent" else ""
+        where = outcome_texts.where_agent_unconfirmed(request) if step.id == "agent" else ""
     else:
         restored = _rollback(run, step)
-        where = messages.where_before_agent(request, restored)
+        where = outcome_texts.where_before_agent(request, restored)
     return _finish(
-        ctx, request, State.FAILED, messages.failed(step.id, reason, where), failed_step=step.id
+        ctx,
+        request,
+        State.FAILED,
+        outcome_texts.failed(step.id, reason, where),
+        failed_step=step.id,
     )
 
 

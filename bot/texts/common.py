@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from joinops.messages import count_pods
+from joinops.wording import count_pods
 
 COMMAND = "/join"
 ROLES = "worker|control-plane"

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from bot.texts import request as request_texts
 from bot.views.closing import ClosingView, approve_confirm, closing_of
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.lifecycle import State
 from joinops.requests.plan import plan_steps
 from joinops.requests.store import Request
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import Verdict
 
 

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterNotFound
 from joinops.joinmaterial import BootstrapToken, ca_cert_hash, join_endpoint
-from joinops.rules import safety_texts
+from joinops.requests import step_texts
 
 NAMESPACE = "kube-public"
 NAME = "cluster-info"
@@ -71,14 +71,14 @@ def read(target: KubeCluster) -> ClusterInfo:
             NAMESPACE,
         )
     except ClusterNotFound as e:
-        raise ClusterInfoProblem(safety_texts.cluster_info_missing(target.name)) from e
+        raise ClusterInfoProblem(step_texts.cluster_info_missing(target.name)) from e
     return parse(target.name, dict(cm.data or {}))
 
 
 def parse(cluster: str, data: dict[str, str]) -> ClusterInfo:
     text = data.get("kubeconfig", "")
     if not text:
-        raise ClusterInfoProblem(safety_texts.cluster_info_unusable(cluster, "no `kubeconfig` key"))
+        raise ClusterInfoProblem(step_texts.cluster_info_unusable(cluster, "no `kubeconfig` key"))
     try:
         doc = yaml.safe_load(text)
         entry: dict[str, Any] = doc["clusters"][0]["cluster"]
@@ -86,7 +86,7 @@ def parse(cluster: str, data: dict[str, str]) -> ClusterInfo:
         pems = split_pem_bundle(base64.b64decode(entry["certificate-authority-data"]))
     except (yaml.YAMLError, KeyError, IndexError, TypeError, binascii.Error, ValueError) as e:
         what = "its kubeconfig has no server and certificate-authority-data that parse"
-        raise ClusterInfoProblem(safety_texts.cluster_info_unusable(cluster, what)) from e
+        raise ClusterInfoProblem(step_texts.cluster_info_unusable(cluster, what)) from e
     signatures = {
         key.removeprefix(JWS_PREFIX): value
         for key, value in data.items()

@@ -10,7 +10,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ConfigError
-from joinops.rules.asks import unknown_cluster
+from joinops.requests.asks import unknown_cluster
 from joinops.settings import Settings
 
 POOL_SIZE = 32  # connections per cluster; the drain's parallel evictions use them

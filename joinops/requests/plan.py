@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from joinops import messages
+from joinops.requests import step_texts
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import Role
-from joinops.rules.asks import MigrationAsk
 
 STEP_IDS = ("check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup")
 
@@ -22,7 +22,7 @@ def plan_steps(ask: MigrationAsk) -> list[PlannedStep]:
     return [
         PlannedStep(
             step_id,
-            messages.STEP_TITLES[step_id].format(
+            step_texts.STEP_TITLES[step_id].format(
                 node=ask.node, source=ask.source, target=ask.target, cert=cert
             ),
         )

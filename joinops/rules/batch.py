@@ -11,13 +11,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from joinops import messages
 from joinops.clusters.registry import ClusterRegistry
 from joinops.errors import ClusterError, UsageError
+from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.requests.store import Request, RequestStore
-from joinops.rules.asks import MigrationAsk, validate_ask
+from joinops.rules import texts as rule_texts
 from joinops.rules.check import Verdict, check
 from joinops.rules.findings import Finding, Severity, ordered, refusals
 
@@ -70,7 +70,7 @@ def plan_nodes(
 ) -> BatchPlan:
     """`/join n1 n2 n3 [from SRC] to DST`: each node's source is looked up when not given."""
     if len(set(nodes)) != len(nodes):
-        raise UsageError(messages.batch_duplicate_nodes())
+        raise UsageError(rule_texts.batch_duplicate_nodes())
     if source is None:
         sources, findings = locate(nodes, target, registry)
     else:
@@ -97,7 +97,7 @@ def plan_all(source: str, target: str, registry: ClusterRegistry, force: bool = 
                 Finding(
                     Severity.REFUSAL,
                     "cluster-error",
-                    messages.cluster_unusable(e.cluster, e.detail),
+                    rule_texts.cluster_unusable(e.cluster, e.detail),
                 ),
             ),
         )
@@ -135,13 +135,15 @@ def locate(
         elif not where:
             findings.append(
                 Finding(
-                    Severity.REFUSAL, "node-missing", messages.batch_node_nowhere(node, candidates)
+                    Severity.REFUSAL,
+                    "node-missing",
+                    rule_texts.batch_node_nowhere(node, candidates),
                 )
             )
         else:
             findings.append(
                 Finding(
-                    Severity.REFUSAL, "ambiguous-node", messages.batch_node_ambiguous(node, where)
+                    Severity.REFUSAL, "ambiguous-node", rule_texts.batch_node_ambiguous(node, where)
                 )
             )
     return sources, findings
@@ -184,7 +186,7 @@ def _order_source(
             Finding(
                 Severity.REFUSAL,
                 "last-control-plane",
-                messages.batch_leaves_nodes_without_control_plane(source),
+                rule_texts.batch_leaves_nodes_without_control_plane(source),
             )
         )
     worker_names = tuple(v.ask.node for v in workers)
@@ -207,7 +209,7 @@ def _batch_allows_last(verdict: Verdict) -> Verdict:
         Finding(
             Severity.WARNING,
             "destroys-source",
-            messages.destroys_source(verdict.ask.node, verdict.ask.source),
+            rule_texts.destroys_source(verdict.ask.node, verdict.ask.source),
         )
     )
     return replace(verdict, findings=ordered(kept), destroys_source=True)

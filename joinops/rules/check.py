@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from joinops import messages
 from joinops.clusters import capins
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterError
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import ClusterFacts, NodeFacts, Role, Version
-from joinops.rules import podsafety, safety_texts
-from joinops.rules.asks import MigrationAsk
+from joinops.rules import podsafety
+from joinops.rules import texts as rule_texts
 from joinops.rules.findings import Finding, Severity, ordered, refusals
 from joinops.rules.quorum import unhealthy_peers
 
@@ -46,7 +46,7 @@ class Verdict:
         """The versions compared, for display."""
         if self.node is None or self.target is None:
             return None
-        return messages.version_ok(
+        return rule_texts.version_ok(
             self.ask.node, self.node.kubelet_version, self.ask.target, self.target.version
         )
 
@@ -58,7 +58,7 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
     try:
         node = source.get_node(ask.node)
         if node is None:
-            findings.append(_refuse("node-missing", messages.node_missing(ask.node, ask.source)))
+            findings.append(_refuse("node-missing", rule_texts.node_missing(ask.node, ask.source)))
         else:
             source_cp = source.control_planes()
     except ClusterError as e:
@@ -67,7 +67,7 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
     try:
         target_facts = target.facts()
         if target.get_node(ask.node) is not None:
-            findings.append(_refuse("name-taken", messages.name_taken(ask.node, ask.target)))
+            findings.append(_refuse("name-taken", rule_texts.name_taken(ask.node, ask.target)))
         findings.extend(_cluster_info(target))
     except ClusterError as e:
         findings.append(_unusable(target.name, e))
@@ -108,18 +108,18 @@ def _warn(code: str, text: str) -> Finding:
 
 
 def _unusable(cluster: str, error: ClusterError) -> Finding:
-    return _refuse("cluster-error", messages.cluster_unusable(cluster, error.detail))
+    return _refuse("cluster-error", rule_texts.cluster_unusable(cluster, error.detail))
 
 
 def _versions(ask: MigrationAsk, node: NodeFacts, api: Version) -> list[Finding]:
     kubelet = node.kubelet_version
     args = (ask.node, kubelet, ask.target, api)
     if kubelet.major != api.major:
-        return [_refuse("version-skew", messages.version_other_major(*args))]
+        return [_refuse("version-skew", rule_texts.version_other_major(*args))]
     if kubelet.minor > api.minor:
-        return [_refuse("version-skew", messages.version_newer(*args))]
+        return [_refuse("version-skew", rule_texts.version_newer(*args))]
     if api.minor - kubelet.minor > 1:
-        return [_refuse("version-skew", messages.version_too_old(*args))]
+        return [_refuse("version-skew", rule_texts.version_too_old(*args))]
     return []
 
 
@@ -130,9 +130,9 @@ def _last_control_plane(
     if not node.is_control_plane or others:
         return [], False
     if source.has_nodes_besides(node.name):
-        text = messages.last_control_plane_with_workers(ask.node, ask.source)
+        text = rule_texts.last_control_plane_with_workers(ask.node, ask.source)
         return [_refuse("last-control-plane", text)], False
-    return [_warn("destroys-source", messages.destroys_source(ask.node, ask.source))], True
+    return [_warn("destroys-source", rule_texts.destroys_source(ask.node, ask.source))], True
 
 
 def _control_plane_join(ask: MigrationAsk, target: ClusterFacts) -> list[Finding]:
@@ -140,11 +140,13 @@ def _control_plane_join(ask: MigrationAsk, target: ClusterFacts) -> list[Finding
         return []
     if not target.control_plane_endpoint:
         return [
-            _refuse("no-control-plane-endpoint", messages.needs_control_plane_endpoint(ask.target))
+            _refuse(
+                "no-control-plane-endpoint", rule_texts.needs_control_plane_endpoint(ask.target)
+            )
         ]
     members = len(target.control_planes) + 1
     if members % 2 == 0:
-        return [_warn("etcd-even", messages.etcd_even_after_join(ask.target, members))]
+        return [_warn("etcd-even", rule_texts.etcd_even_after_join(ask.target, members))]
     return []
 
 
@@ -155,10 +157,10 @@ def _etcd_removal(
         return []
     remaining = len([cp for cp in control_planes if cp.name != node.name])
     if remaining == 1:
-        text = safety_texts.etcd_single_member_left(ask.node, ask.source)
+        text = rule_texts.etcd_single_member_left(ask.node, ask.source)
         return [_warn("etcd-no-fault-tolerance", text)]
     if remaining > 0 and remaining % 2 == 0:
-        text = messages.etcd_even_after_removal(ask.node, ask.source, remaining)
+        text = rule_texts.etcd_even_after_removal(ask.node, ask.source, remaining)
         return [_warn("etcd-even", text)]
     return []
 
@@ -188,7 +190,7 @@ def _quorum(
         return [_unusable(source.name, e)]
     if not problems:
         return []
-    return [_refuse("etcd-quorum", safety_texts.quorum_at_risk(ask.node, ask.source, problems))]
+    return [_refuse("etcd-quorum", rule_texts.quorum_at_risk(ask.node, ask.source, problems))]
 
 
 def _kubeadm_minor(ask: MigrationAsk, node: NodeFacts, api: Version) -> list[Finding]:
@@ -198,7 +200,7 @@ def _kubeadm_minor(ask: MigrationAsk, node: NodeFacts, api: Version) -> list[Fin
         api.major,
         api.minor,
     ):
-        text = safety_texts.control_plane_one_minor_behind(ask.node, kubelet, ask.target, api)
+        text = rule_texts.control_plane_one_minor_behind(ask.node, kubelet, ask.target, api)
         return [_warn("kubeadm-minor-behind", text)]
     return []
 
@@ -206,10 +208,12 @@ def _kubeadm_minor(ask: MigrationAsk, node: NodeFacts, api: Version) -> list[Fin
 def _node_state(ask: MigrationAsk, node: NodeFacts) -> list[Finding]:
     found = []
     if not node.ready:
-        found.append(_warn("node-not-ready", messages.node_not_ready(ask.node, ask.source)))
+        found.append(_warn("node-not-ready", rule_texts.node_not_ready(ask.node, ask.source)))
     if node.unschedulable:
         found.append(
-            Finding(Severity.NOTE, "already-cordoned", messages.node_cordoned(ask.node, ask.source))
+            Finding(
+                Severity.NOTE, "already-cordoned", rule_texts.node_cordoned(ask.node, ask.source)
+            )
         )
     was = Role.CONTROL_PLANE if node.is_control_plane else Role.WORKER
     if was is not ask.role:
@@ -217,7 +221,7 @@ def _node_state(ask: MigrationAsk, node: NodeFacts) -> list[Finding]:
             Finding(
                 Severity.NOTE,
                 "role-change",
-                messages.role_change(ask.node, was, ask.role, ask.target),
+                rule_texts.role_change(ask.node, was, ask.role, ask.target),
             )
         )
     return found
@@ -234,6 +238,6 @@ def _similar(ask: MigrationAsk, node: NodeFacts, target: ClusterFacts) -> list[F
     for what, read in aspects:
         theirs = sorted({read(cp) for cp in target.control_planes})
         if theirs and read(node) not in theirs:
-            text = messages.mismatch(what, ask.node, read(node), ask.target, ", ".join(theirs))
+            text = rule_texts.mismatch(what, ask.node, read(node), ask.target, ", ".join(theirs))
             found.append(_warn("dissimilar", text))
     return found

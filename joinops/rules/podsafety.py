@@ -23,8 +23,8 @@ from typing import Any
 
 from kubernetes import client
 
-from joinops import messages
 from joinops.clusters.kube import KubeCluster
+from joinops.rules import texts as rule_texts
 from joinops.rules.findings import Finding, Severity
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -166,21 +166,21 @@ def findings(node: str, pods: NodePods, force: bool) -> list[Finding]:
     hard = Severity.WARNING if force else Severity.REFUSAL
     if pods.uncontrolled:
         text = (
-            messages.forced_uncontrolled_pods(node, pods.uncontrolled)
+            rule_texts.forced_uncontrolled_pods(node, pods.uncontrolled)
             if force
-            else messages.uncontrolled_pods(node, pods.uncontrolled)
+            else rule_texts.uncontrolled_pods(node, pods.uncontrolled)
         )
         found.append(Finding(hard, "uncontrolled-pods", text))
     if pods.pinned:
         named = [f"`{pod}` (volume `{volume}`)" for pod, volume in pods.pinned]
         text = (
-            messages.forced_local_volume_pods(node, named)
+            rule_texts.forced_local_volume_pods(node, named)
             if force
-            else messages.local_volume_pods(node, named)
+            else rule_texts.local_volume_pods(node, named)
         )
         found.append(Finding(hard, "local-volume-pods", text))
     if pods.empty_dir:
         found.append(
-            Finding(Severity.WARNING, "empty-dir", messages.empty_dir_pods(node, pods.empty_dir))
+            Finding(Severity.WARNING, "empty-dir", rule_texts.empty_dir_pods(node, pods.empty_dir))
         )
     return found

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from joinops.clusters.kube import KubeCluster
 from joinops.requests.model import NodeFacts
-from joinops.rules import safety_texts
+from joinops.rules import texts as rule_texts
 
 STATIC_COMPONENTS = ("etcd", "kube-apiserver")
 
@@ -42,11 +42,11 @@ def unhealthy_peers(
     problems = []
     for peer in others:
         if not peer.ready:
-            problems.append(safety_texts.peer_node_not_ready(peer.name))
+            problems.append(rule_texts.peer_node_not_ready(peer.name))
         for component in static:
             pod = mirror_pod_name(component, peer.name)
             if pod not in pods:
-                problems.append(safety_texts.peer_pod_missing(pod))
+                problems.append(rule_texts.peer_pod_missing(pod))
             elif not pods[pod]:
-                problems.append(safety_texts.peer_pod_not_ready(pod))
+                problems.append(rule_texts.peer_pod_not_ready(pod))
     return problems

@@ -7,7 +7,7 @@ import time
 from joinops.requests.lifecycle import State
 from tests.support.engine import approved_request
 from tests.support.faults import finals, node_ready
-from workers import steps
+from workers import material_steps as steps
 from workers.runner import run_request
 
 NODE = "a-w-1"

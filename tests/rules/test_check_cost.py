@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import Role
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import check
 from kubesim import NodeSpec, World
 from tests.support.clusters import registry_for

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from kubernetes import client
 
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import Role
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import check
 from tests.support.clusters import registry_for
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import Role
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import check
 from kubesim import NodeSpec, World
 from kubesim.behaviours import static_pods

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from joinops.clusters.registry import ClusterRegistry
 from joinops.queue import enqueue_migration
+from joinops.requests.asks import MigrationAsk
 from joinops.requests.events import Event, RedisEventLog
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.requests.store import Request
-from joinops.rules.asks import MigrationAsk
 from joinops.rules.check import check
 from workers.context import EngineContext
 

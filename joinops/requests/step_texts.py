@@ -1,0 +1,220 @@
+"""What a migration's steps say as they run: the plan's titles, each step's line, and the
+problems a step meets (cluster-info, the drain, a control plane that has not completed).
+
+Shared by the Slack thread and the terminal. Text only, no formatting markup beyond backticks.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from joinops.wording import count_pods, minutes, named
+
+CLUSTER_INFO = "ConfigMap kube-public/cluster-info"
+
+
+STEP_TITLES = {
+    "check": "Re-check the rules; take the node and control-plane locks",
+    "join-material": "Prepare join material in {target} (bootstrap token{cert})",
+    "cordon": "Cordon `{node}` in {source}",
+    "drain": "Drain `{node}`: evict its pods (disruption budgets honoured), wait until gone",
+    "agent": "Start the node agent on `{node}`: kubeadm reset, then kubeadm join {target}",
+    "wait-joined": "Wait for `{node}` to be Ready in {target}",
+    "cleanup": "Clean up: delete `{node}` from {source}, the agent and the token; label it",
+}
+
+
+# --- check ---
+
+
+def rules_refuse_now(reasons: str) -> str:
+    return (
+        f"The rules no longer allow this move (the clusters changed since the request): {reasons}"
+    )
+
+
+def rules_still_allow(versions: str) -> str:
+    return f"The rules still allow the move. {versions}".strip()
+
+
+# --- join material, and the cluster-info the node will read ---
+
+
+def token_description(request_id: str) -> str:
+    return f"joinops {request_id}: joins one node, deleted once it has joined"
+
+
+def material_ready(target: str, token_id: str, endpoint: str, control_plane: bool) -> str:
+    certs = " Control-plane certificates uploaded (valid about 2 h)." if control_plane else ""
+    return (
+        f"Join material ready in {target}: bootstrap token {token_id} (the id only; the "
+        f"secret is never shown), endpoint {endpoint}.{certs}"
+    )
+
+
+def no_ready_control_plane(target: str) -> str:
+    return (
+        f"{target} has no Ready control-plane node to upload the control-plane "
+        f"certificates from. Bring one back, then retry."
+    )
+
+
+def token_not_signed(target: str) -> str:
+    return (
+        f"{target}'s cluster-info was not signed for the new bootstrap token: is its "
+        f"controller manager (bootstrap signer) running? Nothing was done to the node."
+    )
+
+
+def cluster_info_missing(target: str) -> str:
+    return (
+        f"{target} has no {CLUSTER_INFO}, which a joining node reads to find and trust the "
+        f"API server (kubeadm writes it at `init`; `kubeadm init phase bootstrap-token` "
+        f"makes it again). Nothing was changed."
+    )
+
+
+def cluster_info_unusable(target: str, what: str) -> str:
+    return (
+        f"{target}'s {CLUSTER_INFO} is unusable: {what}. A joining node could not trust its "
+        f"API server. Nothing was changed."
+    )
+
+
+def cluster_info_not_signed(target: str, token_id: str) -> str:
+    return (
+        f"{target}'s {CLUSTER_INFO} does not carry a valid signature for bootstrap token "
+        f"`{token_id}` (key `jws-kubeconfig-{token_id}`): the node would refuse it. Is the "
+        f"controller manager's bootstrap signer running? Nothing was done to the node."
+    )
+
+
+def cluster_info_changed(target: str) -> str:
+    return (
+        f"{target}'s CA certificates in {CLUSTER_INFO} changed since the join material was "
+        f"made (a CA rotation?): the pins no longer match. Retry to make new material."
+    )
+
+
+# --- cordon and drain ---
+
+
+def cordoned(node: str, source: str) -> str:
+    return f"`{node}` cordoned in {source}: no new pods will be scheduled on it."
+
+
+def drained(
+    node: str,
+    pods: int,
+    seconds: float,
+    skipped: list[str],
+    empty_dir: list[str],
+    deleted_for_good: list[str] | None = None,
+) -> str:
+    parts = [f"`{node}` drained: {pods} pods moved off in {seconds:.1f} s"]
+    if deleted_for_good:
+        parts.append(f"deleted for good (forced): {named(deleted_for_good)}")
+    if skipped:
+        parts.append(f"{len(skipped)} DaemonSet or mirror pods left in place")
+    if empty_dir:
+        parts.append(
+            f"emptyDir data lost for {', '.join(empty_dir[:5])}"
+            + (" and more" if len(empty_dir) > 5 else "")
+        )
+    return "; ".join(parts) + "."
+
+
+def drain_timed_out(
+    node: str, timeout: timedelta, remaining: list[str], blockers: dict[str, str]
+) -> str:
+    shown = [f"{pod} ({blockers[pod]})" if pod in blockers else pod for pod in remaining[:10]]
+    more = f" and {len(remaining) - 10} more" if len(remaining) > 10 else ""
+    return (
+        f"The drain of `{node}` did not finish within {minutes(timeout)}: "
+        f"{len(remaining)} pods still there: {'; '.join(shown)}{more}. "
+        f"Free the disruption budgets that block them (or scale the workloads), then retry."
+    )
+
+
+def drain_would_lose(node: str, pods: list[str]) -> str:
+    return (
+        f"Stopped before evicting anything: {count_pods(len(pods))} on `{node}` would be lost "
+        f"for good (no controller recreates them, or their volume exists only on this node): "
+        f"{named(pods)}. They appeared after the request was checked. Move or delete them, "
+        f"or ask again with --force (in Slack: the word `force`)."
+    )
+
+
+def eviction_namespace_terminating(namespace: str) -> str:
+    return f"its namespace {namespace} is being deleted: waiting for the pod to go with it"
+
+
+def eviction_rejected(pod: str, status: int | None, detail: str) -> str:
+    return f"The API server rejected the eviction of `{pod}` (HTTP {status}): {detail}"
+
+
+def eviction_several_budgets(pod: str, budgets: list[str]) -> str:
+    which = f": {named(budgets)}" if budgets else ""
+    return (
+        f"`{pod}` is selected by more than one PodDisruptionBudget{which}. The eviction API "
+        f"cannot evict such a pod: change the budgets so that at most one selects it, then retry."
+    )
+
+
+# --- the node agent, the join, the clean-up ---
+
+
+def agent_started(node: str, source: str, target: str, destroys_source: bool) -> str:
+    gone = f" {source} is being destroyed with it." if destroys_source else ""
+    return (
+        f"Node agent started on `{node}`: it runs `kubeadm reset`, then `kubeadm join` "
+        f"{target}. From here `{node}` leaves {source}; this cannot be cancelled.{gone}"
+    )
+
+
+def joined(node: str, target: str, seconds: float) -> str:
+    return f"`{node}` is Ready in {target} ({seconds:.1f} s after the agent started)."
+
+
+def control_plane_waiting(node: str, target: str, missing: list[str]) -> str:
+    return f"`{node}` is Ready in {target}; waiting for its control plane: {', '.join(missing)}."
+
+
+def control_plane_incomplete(
+    node: str, target: str, missing: list[str], unit: str, request_id: str
+) -> str:
+    return (
+        f"`{node}` registered and turned Ready in {target}, but its control plane did not "
+        f"complete in time ({', '.join(missing)}): kubeadm's control-plane-join phase (etcd "
+        f"member, static pods, control-plane label) has not finished. It has left the source. "
+        f"How to look: on the host, `journalctl -u {unit}`; in {target}, `kubectl -n "
+        f"kube-system get pods -o wide | grep {node}` and `kubectl get node {node}`. Do not "
+        f"move another control plane of {target} until this one is healthy. Then "
+        f"`/join retry {request_id}` to check again."
+    )
+
+
+def missing_mirror_pod(pod: str) -> str:
+    return f"`kube-system/{pod}` not Running and Ready"
+
+
+def missing_control_plane_label() -> str:
+    return "the node-role.kubernetes.io/control-plane label"
+
+
+def leftover(what: str, cluster: str) -> str:
+    return f"could not delete {what} from {cluster} (unreachable): remove it by hand"
+
+
+def cleaned_up(request: Any, source_gone: bool, notes: list[str]) -> str:
+    where = (
+        f"{request.source} no longer exists, as expected"
+        if source_gone
+        else f"`{request.node}` removed from {request.source}"
+    )
+    tail = (" Left behind: " + "; ".join(notes) + ".") if notes else ""
+    return (
+        f"Cleaned up: {where}; node agent and bootstrap token deleted; "
+        f"`{request.node}` labelled as {request.role} in {request.target}.{tail}"
+    )

@@ -1,0 +1,232 @@
+"""What the rules say about a move before it starts: the findings of a check (versions,
+names, roles, etcd quorum, pods a drain would lose) and of a batch's plan.
+
+The CLI and the Slack bot both show these; the bot's own interface strings live in
+`bot/texts.py`. Text only, no formatting markup beyond backticks.
+"""
+
+from __future__ import annotations
+
+from joinops.requests.model import Role, Version
+from joinops.wording import count_pods, named
+
+# --- a node and its two clusters ---
+
+
+def node_missing(node: str, source: str) -> str:
+    return (
+        f"`{node}` is not a node of {source}. Names must match exactly what "
+        f"`kubectl get nodes` shows in {source}."
+    )
+
+
+def name_taken(node: str, target: str) -> str:
+    return (
+        f"{target} already has a node named `{node}`. The node keeps its name when it moves, "
+        f"so remove the old `{node}` from {target} first (`kubectl delete node {node}`)."
+    )
+
+
+def allowed_kubelets(target: Version) -> str:
+    below = Version(target.major, target.minor - 1, 0)
+    return f"{target.minor_line}.x or {below.minor_line}.x"
+
+
+def version_ok(node: str, kubelet: Version, target: str, api: Version) -> str:
+    return (
+        f"Versions: kubelet {kubelet} on `{node}` vs {target}'s API server {api} "
+        f"(allowed kubelets: {allowed_kubelets(api)})."
+    )
+
+
+def version_newer(node: str, kubelet: Version, target: str, api: Version) -> str:
+    return (
+        f"Kubelet {kubelet} on `{node}` is newer than {target}'s API server {api}; a kubelet "
+        f"may never be newer than its API server. Allowed: {allowed_kubelets(api)}. "
+        f"Upgrade {target} first, or pick another target."
+    )
+
+
+def version_too_old(node: str, kubelet: Version, target: str, api: Version) -> str:
+    behind = api.minor - kubelet.minor
+    return (
+        f"Kubelet {kubelet} on `{node}` is {behind} minor releases behind {target}'s API "
+        f"server {api}. Allowed: {allowed_kubelets(api)}. Upgrade `{node}` first."
+    )
+
+
+def version_other_major(node: str, kubelet: Version, target: str, api: Version) -> str:
+    return (
+        f"Kubelet {kubelet} on `{node}` and {target}'s API server {api} differ in major "
+        f"version. Allowed: {allowed_kubelets(api)}."
+    )
+
+
+def control_plane_one_minor_behind(node: str, kubelet: Version, target: str, api: Version) -> str:
+    return (
+        f"`{node}` runs {kubelet}, one minor behind {target}'s control plane {api}. kubeadm "
+        f"documents that a control-plane join needs kubeadm of the control plane's minor: "
+        f"consider upgrading `{node}` to {api.minor_line} first."
+    )
+
+
+def last_control_plane_with_workers(node: str, source: str) -> str:
+    return (
+        f"`{node}` is the last control plane of {source}, and {source} still has other nodes. "
+        f"Moving it would destroy {source} under them: move or remove {source}'s other nodes "
+        f"first, then move `{node}`."
+    )
+
+
+def destroys_source(node: str, source: str) -> str:
+    return (
+        f"This destroys {source}: `{node}` is its only node and its only control plane. "
+        f"After the move, {source} no longer exists."
+    )
+
+
+def needs_control_plane_endpoint(target: str) -> str:
+    return (
+        f"{target} has no `controlPlaneEndpoint` in its kubeadm configuration, and kubeadm can "
+        f"only add control planes to a cluster that has one. Join as a worker instead, or "
+        f"give {target} a shared endpoint first."
+    )
+
+
+def etcd_even_after_removal(node: str, source: str, remaining: int) -> str:
+    return (
+        f"Removing control plane `{node}` leaves {source} with {remaining} etcd members, an "
+        f"even number: it tolerates no more failures than {remaining - 1} would."
+    )
+
+
+def etcd_even_after_join(target: str, members: int) -> str:
+    if members == 2:
+        return (
+            f"{target} goes from one etcd member to two: until a third joins, losing either "
+            f"member stops {target}'s control plane."
+        )
+    return f"{target} will have {members} etcd members, an even number."
+
+
+def etcd_single_member_left(node: str, source: str) -> str:
+    return (
+        f"Removing control plane `{node}` leaves {source} with one etcd member: no fault "
+        f"tolerance is left, and losing that member stops {source}'s control plane."
+    )
+
+
+def mismatch(what: str, node: str, value: str, target: str, theirs: str) -> str:
+    return f"`{node}` has {what} {value}, but {target}'s control planes have {theirs}."
+
+
+def node_not_ready(node: str, source: str) -> str:
+    return f"`{node}` is NotReady in {source}: its pods may not drain and the agent may not start."
+
+
+def node_cordoned(node: str, source: str) -> str:
+    return f"`{node}` is already cordoned in {source}; if the move fails it stays cordoned."
+
+
+def role_change(node: str, was: Role, role: Role, target: str) -> str:
+    return f"`{node}` is a {was} in its source and joins {target} as a {role}."
+
+
+def cluster_unusable(cluster: str, detail: str) -> str:
+    return f"Cannot check {cluster}: {detail}"
+
+
+# --- etcd quorum in the source ---
+
+
+def peer_node_not_ready(node: str) -> str:
+    return f"`{node}` (node NotReady)"
+
+
+def peer_pod_missing(pod: str) -> str:
+    return f"`kube-system/{pod}` (no such mirror pod)"
+
+
+def peer_pod_not_ready(pod: str) -> str:
+    return f"`kube-system/{pod}` (not Ready)"
+
+
+def quorum_at_risk(node: str, source: str, problems: list[str]) -> str:
+    return (
+        f"Moving control plane `{node}` out of {source} needs every other control plane "
+        f"healthy, and these are not: {', '.join(problems)}. etcd changes membership only "
+        f"while a majority of its members is healthy, and `kubeadm reset` wipes `{node}`'s "
+        f"member even when removing it failed. Bring them back to Ready first."
+    )
+
+
+def quorum_at_risk_now(reason: str) -> str:
+    return f"Right before the node agent, the source's control planes were checked again: {reason}"
+
+
+# --- pods a drain would lose ---
+
+
+def uncontrolled_pods(node: str, pods: list[str]) -> str:
+    return (
+        f"{count_pods(len(pods))} on `{node}` without a controller: {named(pods)}. A drain "
+        f"would delete them and nothing would ever recreate them. Move or delete them first, "
+        f"or ask again with --force (in Slack: the word `force` in the command) to delete them."
+    )
+
+
+def forced_uncontrolled_pods(node: str, pods: list[str]) -> str:
+    lost = count_pods(len(pods))
+    return (
+        f"Forced: the drain of `{node}` deletes {lost} no controller will recreate: {named(pods)}."
+    )
+
+
+def local_volume_pods(node: str, pods: list[str]) -> str:
+    return (
+        f"{count_pods(len(pods))} on `{node}` use a volume that exists only on this node: "
+        f"{named(pods, quote=False)}. Deleted, they could not run on any other node. Move their "
+        f"data first, or ask again with --force (in Slack: the word `force` in the command) to "
+        f"delete them."
+    )
+
+
+def forced_local_volume_pods(node: str, pods: list[str]) -> str:
+    lost = count_pods(len(pods))
+    return (
+        f"Forced: the drain of `{node}` deletes {lost} whose volume exists only on this node: "
+        f"{named(pods, quote=False)}."
+    )
+
+
+def empty_dir_pods(node: str, pods: list[str]) -> str:
+    return (
+        f"{count_pods(len(pods))} on `{node}` use emptyDir volumes: {named(pods)}. "
+        f"Their emptyDir data is lost when they are evicted."
+    )
+
+
+# --- batches ---
+
+
+def batch_duplicate_nodes() -> str:
+    return "a node is named twice: name each node once"
+
+
+def batch_node_nowhere(node: str, looked_in: list[str]) -> str:
+    return f"`{node}` is not a node of any configured cluster (looked in {', '.join(looked_in)})."
+
+
+def batch_node_ambiguous(node: str, clusters: list[str]) -> str:
+    return (
+        f"`{node}` is a node of {' and '.join(clusters)}: say which one with "
+        f"`from CLUSTER`, one request per source."
+    )
+
+
+def batch_leaves_nodes_without_control_plane(source: str) -> str:
+    return (
+        f"The batch moves every control plane of {source} but not all of its other nodes: "
+        f"they would be left without a control plane. Add them to the batch, or leave one "
+        f"control plane."
+    )

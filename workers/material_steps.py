@@ -1,0 +1,184 @@
+"""The join-material step: a bootstrap token, the CA pins, control-plane certificates and the
+agent's Secret; kept fresh until the node agent starts, and removed when the request ends.
+
+Token ids are remembered before their Secret is created, so whatever happens next they can be
+deleted; a token's secret is never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import yaml
+
+from joinops.clusters import capins
+from joinops.errors import ClusterError
+from joinops.joinmaterial import (
+    DEFAULT_API_PORT,
+    KUBEADM_CERTS_LIFETIME,
+    BootstrapToken,
+    join_configuration,
+    new_bootstrap_token,
+    new_certificate_key,
+)
+from joinops.requests import step_texts
+from joinops.requests.model import Role
+from workers import agent, material
+from workers.errors import PermanentError
+from workers.run import Run
+
+TOKEN_SIGNED_WITHIN = 60.0  # seconds the target's bootstrap signer may take to sign a new token
+
+
+def prepare_join_material(run: Run) -> str:
+    undo_join_material(run)  # an interrupted earlier attempt's token is never reused
+    target, timeouts = run.target, run.ctx.settings.timeouts
+    facts = target.facts()
+    try:
+        info = capins.read(target)  # what the node will see, not what joinops's kubeconfig says
+    except capins.ClusterInfoProblem as e:
+        raise PermanentError(str(e)) from e
+    endpoint = info.endpoint(facts.control_plane_endpoint)
+    ca_hashes = info.ca_hashes
+    run.remember("join-material", ca_hashes=ca_hashes)
+    node = run.source.get_node(run.request.node)
+    token = _mint_token(
+        run, timeouts.drain + timeouts.join + timeouts.upload_certs + timedelta(minutes=10)
+    )
+    certificate_key, bind_port = None, DEFAULT_API_PORT
+    if run.request.role is Role.CONTROL_PLANE:
+        bind_port = target.api_server_port() or DEFAULT_API_PORT
+        certificate_key = new_certificate_key()
+        host = _upload_host(run, facts.control_planes)
+        material.upload_certs(
+            target,
+            namespace=run.namespace,
+            request_id=run.id,
+            node=host,
+            image=run.ctx.settings.agent.image,
+            certificate_key=certificate_key,
+            timeout=timeouts.upload_certs.total_seconds(),
+            clock=run.ctx.clock,
+        )
+        run.remember("join-material", certs_uploaded_at=run.ctx.clock(), certs_host=host)
+    config = join_configuration(
+        kubeadm_version=min(node.kubelet_version, facts.version) if node else facts.version,
+        endpoint=endpoint,
+        token=token,
+        ca_hashes=ca_hashes,
+        node_name=run.request.node,
+        certificate_key=certificate_key,
+        advertise_address=node.internal_ip if node else None,
+        bind_port=bind_port,
+    )
+    material.ensure_namespace(run.source, run.namespace)
+    material.put_secret(
+        run.source,
+        run.namespace,
+        agent.join_secret_name(run.id),
+        {agent.JOIN_KEY: yaml.safe_dump(config, sort_keys=False)},
+        agent.labels(run.id, "join"),
+    )
+    return step_texts.material_ready(
+        run.request.target, token.id, endpoint, run.request.role is Role.CONTROL_PLANE
+    )
+
+
+def _mint_token(run: Run, ttl: timedelta) -> BootstrapToken:
+    token = new_bootstrap_token()
+    memory = run.memory("join-material")
+    minted = [*memory.get("token_ids", []), token.id]
+    # Remember the id before creating the Secret: whatever happens next, it can be deleted.
+    run.remember(
+        "join-material",
+        token_id=token.id,
+        token_ids=minted,
+        minted_ids=[*memory.get("minted_ids", []), token.id],
+        token_expires_at=run.ctx.clock() + ttl.total_seconds(),
+    )
+    material.create_token(
+        run.target,
+        token,
+        ttl,
+        step_texts.token_description(run.id),
+        agent.labels(run.id, "token"),
+        now=run.ctx.clock(),
+    )
+    run.token = token
+    return token
+
+
+def _upload_host(run: Run, control_planes: tuple[Any, ...]) -> str:
+    ready = [cp.name for cp in control_planes if cp.ready]
+    if not ready:
+        raise PermanentError(step_texts.no_ready_control_plane(run.request.target))
+    return ready[0]
+
+
+def undo_join_material(run: Run) -> None:
+    """Delete every token this request minted and the agent's Secret."""
+    delete_tokens(run, every=True)
+    _quietly(
+        lambda: material.delete_quietly(
+            run.source, run.namespace, "secret", agent.join_secret_name(run.id)
+        )
+    )
+
+
+def delete_tokens(run: Run, every: bool = False) -> None:
+    """Delete the tokens this request minted, by the ids it remembered (no list needed).
+
+    `every`: also those deleted before. A create that timed out may still have succeeded on the
+    server after an earlier delete found nothing (404): the end of a request deletes them all."""
+    memory = run.memory("join-material")
+    ids = list(memory.get("token_ids", []))
+    if every:
+        ids += [i for i in memory.get("minted_ids", []) if i not in ids]
+    for token_id in ids:
+        material.delete_token(run.target, token_id)
+    run.remember("join-material", token_ids=[])
+
+
+def fresh_material(run: Run) -> None:
+    """Join material good until the join can finish, whose token this process knows."""
+    if _material_stale(run) or not _token_usable(run):
+        prepare_join_material(run)
+        if not _token_usable(run):
+            raise PermanentError(step_texts.token_not_signed(run.request.target))
+
+
+def _material_stale(run: Run) -> bool:
+    """Would the token or uploaded certificates expire before the join can finish?"""
+    memory, now = run.memory("join-material"), run.ctx.clock()
+    join = run.ctx.settings.timeouts.join.total_seconds()
+    if float(memory.get("token_expires_at", 0)) < now + join:
+        return True
+    uploaded = memory.get("certs_uploaded_at")
+    if uploaded is None:
+        return False
+    return float(uploaded) + KUBEADM_CERTS_LIFETIME.total_seconds() < now + join + 300
+
+
+def _token_usable(run: Run) -> bool:
+    """Is the target's cluster-info signed for our token, as the joining node will check?
+
+    The bootstrap signer signs it shortly after the token Secret appears and drops the
+    signature when the token goes; waiting for it needs no right to read Secrets.
+    """
+    token_id = run.memory("join-material").get("token_id", "")
+    deadline = run.ctx.clock() + TOKEN_SIGNED_WITHIN
+    return material.wait_for_signature(run.target, token_id, deadline, run.ctx.clock)
+
+
+def after_failure(run: Run) -> None:
+    """Past the point of no return, only the token is worth removing (it can add nodes)."""
+    _quietly(lambda: delete_tokens(run, every=True))
+
+
+def _quietly(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except ClusterError:
+        pass  # best effort: the outcome message says what may be left

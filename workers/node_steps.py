@@ -1,0 +1,206 @@
+"""The steps that act on the node and its source: the rules again, cordon, drain, the node
+agent (the point of no return) and the clean-up in both clusters.
+
+Each returns the line to report and is safe to run twice.
+"""
+
+from __future__ import annotations
+
+from joinops.clusters.kube import KubeCluster
+from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound, ClusterUnreachable
+from joinops.requests import step_texts
+from joinops.requests.lifecycle import State
+from joinops.requests.model import CONTROL_PLANE_LABEL, Role
+from joinops.rules.check import check
+from joinops.rules.findings import refusals
+from workers import agent, drain, material, preflight
+from workers.errors import Cancelled, PermanentError
+from workers.material_steps import delete_tokens, fresh_material
+from workers.run import Run
+
+WORKER_LABEL = "node-role.kubernetes.io/worker"
+
+
+# --- check ---
+
+
+def recheck(run: Run) -> str:
+    verdict = check(run.ask, run.source, run.target)
+    if not verdict.allowed:
+        reasons = " ".join(f.text for f in refusals(verdict.findings))
+        raise PermanentError(step_texts.rules_refuse_now(reasons))
+    run.ctx.store.update(run.id, destroys_source=verdict.destroys_source)
+    run.request.destroys_source = verdict.destroys_source
+    return step_texts.rules_still_allow(verdict.versions or "")
+
+
+# --- cordon and drain ---
+
+
+def cordon(run: Run) -> str:
+    memory = run.memory("cordon")
+    if "was_cordoned" not in memory:
+        run.remember("cordon", was_cordoned=drain.is_cordoned(run.source, run.request.node))
+    drain.cordon(run.source, run.request.node)
+    return step_texts.cordoned(run.request.node, run.request.source)
+
+
+def uncordon(run: Run) -> None:
+    if not run.memory("cordon").get("was_cordoned", True):
+        drain.cordon(run.source, run.request.node, unschedulable=False)
+
+
+def drain_node(run: Run) -> str:
+    started = run.ctx.clock()
+    result = drain.drain(
+        run.source,
+        run.request.node,
+        deadline=started + run.ctx.settings.timeouts.drain.total_seconds(),
+        progress=lambda text: run.progress("drain", text),
+        stopped=run.cancelled,
+        clock=run.ctx.clock,
+        force=run.request.force,
+    )
+    run.remember("drain", evicted=result.evicted, rate_limited=result.rate_limited)
+    if run.cancelled():
+        raise Cancelled()
+    if not result.done:
+        raise PermanentError(
+            step_texts.drain_timed_out(
+                run.request.node, run.ctx.settings.timeouts.drain, result.remaining, result.blockers
+            )
+        )
+    return step_texts.drained(
+        run.request.node,
+        result.evicted + result.already_terminating,
+        run.ctx.clock() - started,
+        result.skipped,
+        result.empty_dir,
+        result.deleted_for_good,
+    )
+
+
+# --- the node agent: the point of no return ---
+
+
+def start_agent(run: Run) -> str:
+    if not run.ctx.store.set_flag_if_state(run.id, "agent_started", {State.RUNNING}):
+        raise Cancelled()
+    run.request.agent_started = True
+    # Was the agent pod's creation ever sent (by an earlier attempt or run)? Then it may exist,
+    # and the node may be leaving, whatever happens next.
+    # Then its join is in flight with that material: never replace or delete it.
+    sent_before = bool(run.memory("agent").get("pod_requested"))
+    try:
+        if not sent_before:
+            fresh_material(run)
+            _preflight(run)
+        material.ensure_namespace(run.source, run.namespace)
+    except Exception:
+        if not sent_before:
+            _agent_not_started(run)
+        raise
+    pod = agent.agent_pod(
+        namespace=run.namespace,
+        request_id=run.id,
+        node=run.request.node,
+        image=run.ctx.settings.agent.image,
+        profile=run.ctx.settings.agent.host_profile,
+    )
+    run.remember("agent", pod_requested=True)
+    try:
+        run.source.call(
+            "create",
+            f"pods/{agent.agent_pod_name(run.id)}",
+            run.source.core.create_namespaced_pod,
+            run.namespace,
+            pod,
+        )
+    except ClusterConflict:
+        pass  # created by an earlier, interrupted run
+    except ClusterUnreachable:
+        raise  # no answer: the pod may have been created all the same
+    except ClusterError:
+        if not sent_before:  # refused (403, 422...): this one was not created
+            _agent_not_started(run)
+        raise
+    return step_texts.agent_started(
+        run.request.node, run.request.source, run.request.target, run.request.destroys_source
+    )
+
+
+def _preflight(run: Run) -> None:
+    """The quorum guard and cluster-info again, as late as possible (workers.preflight)."""
+    request = run.request
+    if request.from_control_plane and not request.destroys_source:
+        preflight.check_quorum(run.source, request.node, request.source)
+    memory = run.memory("join-material")
+    token_id = str(memory.get("token_id", ""))
+    token = run.token if run.token is not None and run.token.id == token_id else None
+    preflight.check_cluster_info(run.target, token_id, token, list(memory.get("ca_hashes", [])))
+
+
+def _agent_not_started(run: Run) -> None:
+    """The node has not left the source: a failure may undo the earlier steps."""
+    run.ctx.store.update(run.id, agent_started=False)
+    run.request.agent_started = False
+
+
+# --- clean-up ---
+
+
+def cleanup(run: Run) -> str:
+    notes: list[str] = []
+    request = run.request
+    source_gone = request.destroys_source  # its last control plane was reset: the API is gone
+    actions = (
+        ()
+        if source_gone
+        else (
+            (f"node {request.node}", lambda: _delete_node(run.source, request.node)),
+            (
+                "the node agent",
+                lambda: material.delete_quietly(
+                    run.source, run.namespace, "pod", agent.agent_pod_name(run.id)
+                ),
+            ),
+            (
+                "the agent's Secret",
+                lambda: material.delete_quietly(
+                    run.source, run.namespace, "secret", agent.join_secret_name(run.id)
+                ),
+            ),
+        )
+    )
+    for what, action in actions:
+        try:
+            action()
+        except ClusterUnreachable:
+            notes.append(step_texts.leftover(what, request.source))
+    delete_tokens(run, every=True)
+    _label(run)
+    return step_texts.cleaned_up(request, source_gone, notes)
+
+
+def _delete_node(source: KubeCluster, node: str) -> None:
+    try:
+        source.call("delete", f"nodes/{node}", source.core.delete_node, node)
+    except ClusterNotFound:
+        pass
+
+
+def _label(run: Run) -> None:
+    request = run.request
+    label = CONTROL_PLANE_LABEL if request.role is Role.CONTROL_PLANE else WORKER_LABEL
+    patch = {
+        "metadata": {
+            "labels": {label: ""},
+            "annotations": {
+                "joinops.io/migrated-from": request.source,
+                "joinops.io/request": request.id,
+            },
+        }
+    }
+    run.target.call(
+        "patch", f"nodes/{request.node}", run.target.core.patch_node, request.node, patch
+    )

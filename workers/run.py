@@ -1,0 +1,62 @@
+"""One run of one request's job: the context every step of a migration reads and writes."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from joinops.clusters.kube import KubeCluster
+from joinops.joinmaterial import BootstrapToken
+from joinops.requests.asks import MigrationAsk
+from joinops.requests.events import Event, EventKind
+from joinops.requests.lifecycle import State
+from joinops.requests.store import Request
+from workers.context import EngineContext
+
+
+@dataclass
+class Run:
+    """One run of one request's job: what every step reads and writes."""
+
+    ctx: EngineContext
+    request: Request
+    resuming: bool = False  # the current step was interrupted (worker died) and is resumed
+    lost: threading.Event | None = None  # set when this run's locks expired under it
+    token: BootstrapToken | None = None  # minted in this process (its secret is never stored)
+
+    @property
+    def id(self) -> str:
+        return self.request.id
+
+    @property
+    def source(self) -> KubeCluster:
+        return self.ctx.clusters.get(self.request.source)
+
+    @property
+    def target(self) -> KubeCluster:
+        return self.ctx.clusters.get(self.request.target)
+
+    @property
+    def ask(self) -> MigrationAsk:
+        r = self.request
+        return MigrationAsk(r.node, r.source, r.target, r.role, r.force)
+
+    @property
+    def namespace(self) -> str:
+        return self.ctx.settings.agent.namespace
+
+    def memory(self, step: str) -> dict[str, Any]:
+        return self.ctx.records.get(self.id, step).data
+
+    def remember(self, step: str, **data: Any) -> None:
+        self.ctx.records.remember(self.id, step, **data)
+
+    def progress(self, step: str, text: str) -> None:
+        self.ctx.reporter.emit(
+            Event(self.id, EventKind.PROGRESS, text, step=step, at=self.ctx.clock())
+        )
+
+    def cancelled(self) -> bool:
+        current = self.ctx.store.get(self.id)
+        return current is not None and current.state is State.CANCELLED
