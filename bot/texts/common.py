@@ -6,7 +6,7 @@ Messages are Slack mrkdwn; words the user typed are shown with `common.quote`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from joinops.wording import count_pods
 
@@ -32,13 +32,6 @@ def at(timestamp: float) -> str:
 def user(user_id: str) -> str:
     """A mention of a Slack user; CLI requesters (`cli:name`) are shown as they are."""
     return f"<@{user_id}>" if user_id and not user_id.startswith("cli:") else f"`{user_id or '?'}`"
-
-
-def minutes(span: timedelta) -> str:
-    total = int(span.total_seconds())
-    if total >= 60 and total % 60 == 0:
-        return f"{total // 60} min"
-    return f"{total} s"
 
 
 SEVERITY_MARKS = {"REFUSAL": ":no_entry:", "WARNING": ":warning:", "NOTE": ":information_source:"}

@@ -14,11 +14,11 @@ from bot.texts.common import (
     SEVERITY_MARKS,
     SEVERITY_WORDS,
     at,
-    minutes,
     pods_for_good,
     short,
     user,
 )
+from joinops.wording import minutes
 
 APPROVE = "Approve"
 REJECT = "Reject"
