@@ -26,15 +26,17 @@ from typing import Any
 
 from slack_bolt.response import BoltResponse
 
-from bot import blocks, grammar, payloads, texts
+from bot import grammar, parsed, payloads
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
+from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
+from bot.texts import access as access_texts
 from joinops.requests.audit import Action
 from joinops.requests.ids import is_request_id
 
 log = logging.getLogger(__name__)
 
-DECISIONS = {blocks.APPROVE_ACTION: "approve", blocks.REJECT_ACTION: "reject"}
+DECISIONS = {APPROVE_ACTION: "approve", REJECT_ACTION: "reject"}
 
 
 @dataclass(frozen=True)
@@ -60,15 +62,15 @@ class Access:
         return next()
 
     def _command(self, body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse:
-        parsed = _parse(payloads.command_text(body), self.ctx.settings.cluster_names)
-        if isinstance(parsed, grammar.Help):
+        command = _parse(payloads.command_text(body), self.ctx.settings.cluster_names)
+        if isinstance(command, parsed.Help):
             return next()
         user, channel = str(body["user_id"]), str(body["channel_id"])
         refusal = self.may_ask(user, channel)
         if refusal is None:
             return next()
         self.ctx.audit.record(
-            Action.DENIED, user, None, f"/join: {refusal.reason}", **_about(parsed)
+            Action.DENIED, user, None, f"/join: {refusal.reason}", **_about(command)
         )
         log.info("refused /join from %s: %s", user, refusal.reason)
         return ephemeral_ack(refusal.answer)
@@ -96,7 +98,9 @@ class Access:
         """May `user` use `/join` (beyond help) in `channel` (None: wherever)?"""
         allowed = self.ctx.settings.requesters
         if channel is not None and allowed.channels and channel not in allowed.channels:
-            return Refusal(texts.wrong_channel(allowed.channels), f"channel {channel} not allowed")
+            return Refusal(
+                access_texts.wrong_channel(allowed.channels), f"channel {channel} not allowed"
+            )
         approvers = self.ctx.approvers
         if allowed.anyone or user in allowed.users or user in approvers.users:
             return None
@@ -108,8 +112,8 @@ class Access:
             return None
         unknown += unknown_approvers
         if unknown:
-            return Refusal(texts.membership_unknown(unknown), f"groups {unknown} not listed")
-        return Refusal(texts.not_a_requester(approvers.configured), "not a requester")
+            return Refusal(access_texts.membership_unknown(unknown), f"groups {unknown} not listed")
+        return Refusal(access_texts.not_a_requester(approvers.configured), "not a requester")
 
     def may_decide(self, user: str) -> Refusal | None:
         """May `user` approve or reject requests at all?"""
@@ -117,18 +121,20 @@ class Access:
         if approver:
             return None
         if unknown:
-            return Refusal(texts.membership_unknown(unknown), f"groups {unknown} not listed")
-        return Refusal(texts.not_an_approver_ask(self.ctx.approvers.configured), "not an approver")
+            return Refusal(access_texts.membership_unknown(unknown), f"groups {unknown} not listed")
+        return Refusal(
+            access_texts.not_an_approver_ask(self.ctx.approvers.configured), "not an approver"
+        )
 
 
-def _parse(text: str, known: list[str]) -> grammar.Command | None:
+def _parse(text: str, known: list[str]) -> parsed.Command | None:
     try:
         return grammar.parse(text, known)
     except grammar.GrammarError:
         return None
 
 
-def _about(command: grammar.Command | None) -> dict[str, str]:
+def _about(command: parsed.Command | None) -> dict[str, str]:
     """What a refused command asked for, for the audit trail."""
     about = {}
     nodes = getattr(command, "nodes", None)

@@ -19,19 +19,23 @@ import redis
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot import blocks, middleware, texts
+from bot import middleware
 from bot.access import Access
 from bot.approval import Approval
 from bot.availability import StoreCheck, StoreProbe
 from bot.commands import SlashCommands
 from bot.context import BotContext
+from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
 from bot.slack_retry import TransientSlackErrors
+from bot.texts import access as access_texts
+from bot.texts import answers as answers_texts
+from bot.texts import common as common_texts
 from joinops.clusters.registry import ClusterRegistry
 from joinops.settings import Settings
 
 log = logging.getLogger(__name__)
 
-COMMAND = texts.COMMAND
+COMMAND = common_texts.COMMAND
 LISTENER_THREADS = 32  # listeners run here after their ack; the cluster checks take seconds
 SLACK_TIMEOUT = 10  # seconds for one Web API call
 
@@ -98,8 +102,8 @@ def build_app(
     commands = SlashCommands(ctx)
     approval = Approval(ctx)
     app.command(COMMAND)(commands.on_command)
-    app.action(blocks.APPROVE_ACTION)(approval.on_approve)
-    app.action(blocks.REJECT_ACTION)(approval.on_reject)
+    app.action(APPROVE_ACTION)(approval.on_approve)
+    app.action(REJECT_ACTION)(approval.on_reject)
     app.error(_on_error)
     return app
 
@@ -109,10 +113,10 @@ def _on_error(error: Exception, body: dict[str, Any], respond: Any, logger: logg
     going away in the middle of the work is an outage, not a bug: said as such, no traceback."""
     if isinstance(error, redis.RedisError):
         logger.warning("the state store stopped answering while handling a request: %s", error)
-        answer = texts.store_lost_midway()
+        answer = access_texts.store_lost_midway()
     else:
         logger.error("unexpected error handling a Slack request", exc_info=error)
-        answer = texts.internal_error()
+        answer = answers_texts.internal_error()
     if respond is None:
         return
     try:

@@ -14,12 +14,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from bot import texts
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.context import BotContext
 from bot.ignition import Ignitions
 from bot.message import RequestMessages
+from bot.texts import answers as answers_texts
+from bot.texts import approval as approval_texts
+from bot.texts import request as request_texts
 from joinops.errors import ConfigError
 from joinops.ignition import request as ir
 from joinops.logs import request_context
@@ -44,11 +46,13 @@ def expire_if_due(ctx: BotContext, msgs: RequestMessages, request: Request, now:
     if request.state is not State.PENDING or now < request.expires_at:
         return False
     moved, _ = ctx.store.transition(
-        request.id, State.EXPIRED, outcome=texts.EXPIRED, decided_at=now
+        request.id, State.EXPIRED, outcome=request_texts.EXPIRED, decided_at=now
     )
     if moved:
         ctx.audit.record(Action.EXPIRED, "joinops", request, "a click came after the expiry")
-        ctx.events.emit(Event(request.id, EventKind.STATE, texts.EXPIRED, state="expired", at=now))
+        ctx.events.emit(
+            Event(request.id, EventKind.STATE, request_texts.EXPIRED, state="expired", at=now)
+        )
         msgs.refresh(request.id)
     return True
 
@@ -87,7 +91,7 @@ class Approval:
         request_id = str(body["actions"][0].get("value") or "")
         request = self.ctx.store.get(request_id) if is_request_id(request_id) else None
         if request is None:  # only approvers get here: bot/access.py stands in front
-            answer: str | None = texts.unknown_request(request_id)
+            answer: str | None = answers_texts.unknown_request(request_id)
         else:
             with request_context(request.id):
                 answer = decide(user, request)
@@ -104,14 +108,14 @@ class Approval:
             and request.state is State.PENDING
         ):
             ctx.audit.record(Action.DENIED, user, request, "approving their own request")
-            return texts.no_self_approval()
+            return approval_texts.no_self_approval()
         now = ctx.clock()
         if request.state is not State.PENDING or expire_if_due(ctx, self.messages, request, now):
             return self._already(request.id)
         start = self.starters.get(request.kind)
         if start is None:
             log.error("request %s: no starter for kind %r", request.id, request.kind)
-            return texts.internal_error()
+            return answers_texts.internal_error()
         # After the node agent started, the node has left the source: the rules about the source
         # no longer apply (a retry then only waits for the join again, or finishes the clean-up).
         recheck = request.kind == "migrate" and not request.agent_started
@@ -124,7 +128,7 @@ class Approval:
         ctx.events.emit(Event(request.id, EventKind.STATE, approved, state="approved", at=now))
         if refused is not None:
             self._fail_refused(request, refused)
-            return texts.refused_at_approval(request.id)
+            return approval_texts.refused_at_approval(request.id)
         start(request)
         self.messages.refresh(request.id)
         return None
@@ -184,8 +188,8 @@ class Approval:
     def _already(self, request_id: str) -> str:
         current = self.ctx.store.get(request_id)
         if current is None:
-            return texts.unknown_request(request_id)
-        return texts.already_decided(
+            return answers_texts.unknown_request(request_id)
+        return approval_texts.already_decided(
             str(current.state),
             current.decided_by,
             current.decided_at,

@@ -24,9 +24,11 @@ from redis.retry import Retry
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
-from bot import blocks, grammar, payloads, texts
+from bot import grammar, parsed, payloads
 from bot.context import BotContext
 from bot.middleware import answer_click_later, ephemeral_ack
+from bot.render import blocks as render_blocks
+from bot.texts import access as access_texts
 from joinops.requests.store import Request
 
 log = logging.getLogger(__name__)
@@ -77,15 +79,15 @@ class StoreCheck:
             return next()
         log.warning("refused a %s: %s", "command" if command else "click", problem)
         if command:
-            return ephemeral_ack(texts.store_unreachable())
-        return answer_click_later(self.answers, respond, texts.store_unreachable())
+            return ephemeral_ack(access_texts.store_unreachable())
+        return answer_click_later(self.answers, respond, access_texts.store_unreachable())
 
     def _asks_for_help(self, body: dict[str, Any]) -> bool:
         try:
-            parsed = grammar.parse(payloads.command_text(body), self.known_clusters)
+            command = grammar.parse(payloads.command_text(body), self.known_clusters)
         except grammar.GrammarError:
             return False
-        return isinstance(parsed, grammar.Help)
+        return isinstance(command, parsed.Help)
 
 
 # ---- a request and its message: both, or neither -----------------------------------------------
@@ -110,10 +112,13 @@ def record_posted(ctx: BotContext, request: Request) -> bool:
         return True
     except redis.RedisError as e:
         log.warning("request %s not recorded: the state store is unreachable: %s", request.id, e)
-    text = texts.not_recorded(request.node, request.source, request.target)
+    text = access_texts.not_recorded(request.node, request.source, request.target)
     try:
         ctx.client.chat_update(
-            channel=request.channel, ts=request.message_ts, text=text, blocks=blocks.reply(text)
+            channel=request.channel,
+            ts=request.message_ts,
+            text=text,
+            blocks=render_blocks.reply(text),
         )
     except (SlackApiError, SlackRequestError, OSError) as e:
         log.warning("request %s: could not withdraw its message: %s", request.id, e)

@@ -2,7 +2,7 @@
 SRC to DST`.
 
 The plan (`joinops.rules.batch`) is judged as a whole and posted as one request message with a table
-(`bot.batch_view`); refusals about the batch come first, and the buttons only appear when the
+(`bot.views.batch`); refusals about the batch come first, and the buttons only appear when the
 whole plan is allowed. One approval approves every node (`approve_children`) and asks a worker
 to start what may start (`enqueue_batch_advance`); the workers then run each node as an ordinary
 migration, in the order the plan demands.
@@ -23,10 +23,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from bot import batch_view, blocks, texts
+from bot import batch_record
 from bot.availability import store_answers
 from bot.context import BotContext
 from bot.message import SLACK_ERRORS, RequestMessages, slack_error
+from bot.render import batch as render_batch
+from bot.texts import access as access_texts
+from bot.texts import answers as answers_texts
+from bot.texts import batch as batch_texts
+from bot.views import batch as batch_views
 from joinops.queue import enqueue_batch_advance, schedule_expiry
 from joinops.requests import outcome_texts
 from joinops.requests.audit import Action
@@ -40,11 +45,11 @@ log = logging.getLogger(__name__)
 KIND = "batch"
 
 
-def with_placeholders(rows: list[batch_view.Row], asked: Sequence[str]) -> list[batch_view.Row]:
+def with_placeholders(rows: list[batch_record.Row], asked: Sequence[str]) -> list[batch_record.Row]:
     """A refused plan lists every node asked for, also those it could not place."""
     placed = {r.node for r in rows}
     return rows + [
-        batch_view.Row(node, "?", "-", "", "", (), ()) for node in asked if node not in placed
+        batch_record.Row(node, "?", "-", "", "", (), ()) for node in asked if node not in placed
     ]
 
 
@@ -60,12 +65,12 @@ class Batches:
     ) -> str | None:
         """Post the batch's request message (or its refusal); what to tell `user`, if anything."""
         ctx = self.ctx
-        rows = batch_view.rows_of(plan)
-        findings = batch_view.plan_findings(plan)
+        rows = batch_record.rows_of(plan)
+        findings = batch_record.plan_findings(plan)
         if not plan.allowed:
             return self._refuse(user, channel, plan, with_placeholders(rows, asked), findings)
         if not store_answers(ctx):  # nothing is posted that could not be recorded
-            return texts.store_unreachable()
+            return access_texts.store_unreachable()
         now = ctx.clock()
         expires_at = now + ctx.settings.timeouts.approval.total_seconds()
         batch = create_batch(ctx.store, plan, requester=user, state=State.PENDING, channel=channel)
@@ -73,11 +78,11 @@ class Batches:
             batch.id,
             expires_at=expires_at,
             **{
-                "x:" + batch_view.ROWS: batch_view.dump_rows(rows),
-                "x:" + batch_view.FINDINGS: batch_view.dump_findings(findings),
+                "x:" + batch_record.ROWS: batch_record.dump_rows(rows),
+                "x:" + batch_record.FINDINGS: batch_record.dump_findings(findings),
             },
         )
-        kids = batch_view.child_ids(batch)
+        kids = batch_record.child_ids(batch)
         for child_id in kids:  # a node nobody approved expires with its batch
             ctx.store.update(child_id, expires_at=expires_at)
         batch = ctx.store.get(batch.id) or batch
@@ -85,7 +90,7 @@ class Batches:
             ts = self.messages.post_request(batch)
         except SLACK_ERRORS as e:
             self._cancel_pending(batch, "request message not posted")
-            return texts.cannot_post(channel, slack_error(e))
+            return answers_texts.cannot_post(channel, slack_error(e))
         ctx.store.update(batch.id, message_ts=ts)
         ctx.audit.record(Action.REQUESTED, user, batch, f"{len(rows)} nodes")
         for request_id in (batch.id, *kids):
@@ -97,7 +102,7 @@ class Batches:
         user: str,
         channel: str,
         plan: BatchPlan,
-        rows: list[batch_view.Row],
+        rows: list[batch_record.Row],
         findings: list[tuple[str, str]],
     ) -> str | None:
         reasons = [t for s, t in findings if s == "REFUSAL"] + [
@@ -112,23 +117,19 @@ class Batches:
             source=",".join(sorted({r.source for r in rows})),
             target=plan.target,
         )
-        view = batch_view.view(
+        view = batch_views.view(
             requester=user,
             target=plan.target,
             rows=rows,
             findings=findings,
             max_parallel=self.ctx.settings.max_parallel,
-            status=texts.batch_refused_status(),
+            status=batch_texts.refused_status(),
             force=plan.force,
         )
         try:
-            self.messages.post(
-                channel,
-                texts.batch_refused_fallback(user, len(rows), plan.target),
-                blocks.batch_message(view),
-            )
+            self.messages.post(channel, view.fallback, render_batch.batch_message(view))
         except SLACK_ERRORS as e:
-            return texts.cannot_post(channel, slack_error(e))
+            return answers_texts.cannot_post(channel, slack_error(e))
         return None
 
     # ---- deciding --------------------------------------------------------------------------
@@ -141,7 +142,7 @@ class Batches:
 
     def close_children(self, batch: Request, state: State, outcome: str) -> None:
         """The batch was rejected (or cancelled) before approval: so is each of its nodes."""
-        for child_id in batch_view.child_ids(batch):
+        for child_id in batch_record.child_ids(batch):
             self.ctx.store.transition(child_id, state, outcome=outcome)
 
     def _cancel_pending(self, batch: Request, outcome: str) -> bool:
@@ -154,26 +155,26 @@ class Batches:
         """`/join cancel` of a batch; the answer for `user`."""
         ctx = self.ctx
         if batch.state is State.PENDING:
-            ctx.store.update(batch.id, **{"x:" + batch_view.CANCELLED_BY: user})
-            if self._cancel_pending(batch, texts.batch_cancelled_outcome()):
+            ctx.store.update(batch.id, **{"x:" + batch_record.CANCELLED_BY: user})
+            if self._cancel_pending(batch, batch_texts.cancelled_outcome()):
                 ctx.audit.record(Action.CANCELLED, user, batch, "before approval")
                 ctx.events.emit(
                     Event(
                         batch.id,
                         EventKind.STATE,
-                        texts.batch_cancelled_outcome(),
+                        batch_texts.cancelled_outcome(),
                         state="cancelled",
                         at=ctx.clock(),
                     )
                 )
                 self.messages.refresh(batch.id)
-                return texts.batch_cancelled_now(batch.id)
+                return batch_texts.cancelled_now(batch.id)
             batch = ctx.store.get(batch.id) or batch
         if batch.state not in (State.APPROVED, State.RUNNING):
-            return texts.cannot_cancel_finished(batch.id, str(batch.state))
-        ctx.store.update(batch.id, **{"x:" + batch_view.CANCELLED_BY: user})
+            return answers_texts.cannot_cancel_finished(batch.id, str(batch.state))
+        ctx.store.update(batch.id, **{"x:" + batch_record.CANCELLED_BY: user})
         stopped, going_on = 0, []
-        for child in batch_view.children(ctx.store, batch):
+        for child in batch_record.children(ctx.store, batch):
             if child.state.is_terminal:
                 continue
             moved, before = ctx.store.transition(
@@ -195,13 +196,13 @@ class Batches:
         ctx.audit.record(Action.CANCELLED, user, batch, f"{stopped} nodes stopped")
         enqueue_batch_advance(ctx.redis, batch.id)  # it ends once every node has
         self.messages.refresh(batch.id)
-        return texts.batch_cancelling(batch.id, stopped, going_on)
+        return batch_texts.cancelling(batch.id, stopped, going_on)
 
     def retry_answer(self, batch: Request) -> str:
         if batch.state is not State.FAILED:
-            return texts.retry_only_failed(batch.id, str(batch.state))
-        kids = batch_view.children(self.ctx.store, batch)
-        return texts.batch_not_retried(batch.id, batch_view.not_moved(kids), batch.target)
+            return answers_texts.retry_only_failed(batch.id, str(batch.state))
+        kids = batch_record.children(self.ctx.store, batch)
+        return batch_texts.not_retried(batch.id, batch_record.not_moved(kids), batch.target)
 
     # ---- the thread ------------------------------------------------------------------------
 
@@ -210,36 +211,29 @@ class Batches:
         reply a migration would get."""
         if event.kind is EventKind.PROGRESS:  # one node ended
             child = next(
-                (c for c in batch_view.children(self.ctx.store, batch) if c.node == event.step),
+                (c for c in batch_record.children(self.ctx.store, batch) if c.node == event.step),
                 None,
             )
-            return texts.batch_node_reply(str(child.state) if child else "", event.text)
+            return batch_texts.node_reply(str(child.state) if child else "", event.text)
         if event.kind is not EventKind.STATE:
             return ""
         state, requester = event.state, batch.requester
         if state == "approved":
-            count = len(batch_view.child_ids(batch))
+            count = len(batch_record.child_ids(batch))
             at = event.at or self.ctx.clock()
-            return texts.batch_approved_reply(batch.decided_by, at, requester, count)
+            return batch_texts.approved_reply(batch.decided_by, at, requester, count)
         if state == "succeeded":
-            return texts.batch_done_reply(requester, event.text)
+            return batch_texts.done_reply(requester, event.text)
         if state == "failed":
-            left = batch_view.not_moved(batch_view.children(self.ctx.store, batch))
-            by = batch.extra.get(batch_view.CANCELLED_BY, "")
+            left = batch_record.not_moved(batch_record.children(self.ctx.store, batch))
+            by = batch.extra.get(batch_record.CANCELLED_BY, "")
             if by:
-                return texts.batch_cancelled_late_reply(
+                return batch_texts.cancelled_late_reply(
                     requester, by, event.text, left, batch.target
                 )
-            return texts.batch_failed_reply(requester, event.text, left, batch.target)
+            return batch_texts.failed_reply(requester, event.text, left, batch.target)
         if state == "cancelled":
-            return texts.batch_cancelled_reply(
-                requester, batch.extra.get(batch_view.CANCELLED_BY, "")
+            return batch_texts.cancelled_reply(
+                requester, batch.extra.get(batch_record.CANCELLED_BY, "")
             )
         return None
-
-    def status_lines(self, batch: Request) -> list[str]:
-        """`/join status` of a batch: one line per node."""
-        return [
-            texts.status_batch_line(c.id, c.node, c.source, batch_view.cell_of(c))
-            for c in batch_view.children(self.ctx.store, batch)
-        ]

@@ -8,7 +8,8 @@ Forms (keywords in any case, any whitespace between words)::
     status [REQUEST_ID] | cancel REQUEST_ID | retry REQUEST_ID
     help | clusters | list | (nothing)                  -> Help, Clusters, List, Help
 
-Anything else raises GrammarError(message, usage); `str(error)` is the reply to show.
+The typed commands are `bot.parsed`'s. Anything else raises GrammarError(message, usage);
+`str(error)` is the reply to show.
 
 Decisions:
 - ROLE is `worker` (the default) or `control-plane`; `controlplane` and `cp` are accepted for
@@ -33,10 +34,22 @@ import difflib
 import re
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import NoReturn, TypeAlias
+from dataclasses import replace
+from typing import NoReturn
 
-from bot import texts
+from bot.parsed import (
+    Cancel,
+    Clusters,
+    Command,
+    Help,
+    Ignition,
+    List,
+    Migrate,
+    MigrateAll,
+    Retry,
+    Status,
+)
+from bot.texts import usage as usage_texts
 from joinops.requests.model import Role
 
 ROLE_SPELLINGS: Mapping[str, Role] = {
@@ -54,66 +67,6 @@ FORCE = "force"
 _NEAR = 0.7  # difflib ratio from which a word counts as a misspelling of another
 
 
-# ---- commands ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Migrate:
-    nodes: tuple[str, ...]
-    source: str | None  # None: each node's current cluster is looked up later
-    target: str
-    role: Role = Role.WORKER
-    force: bool = False  # delete pods no controller recreates
-
-
-@dataclass(frozen=True, slots=True)
-class MigrateAll:
-    source: str
-    target: str
-    force: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Ignition:
-    cluster: str
-    role: Role = Role.WORKER
-
-
-@dataclass(frozen=True, slots=True)
-class Help:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Clusters:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class List:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Status:
-    request_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Cancel:
-    request_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    request_id: str
-
-
-Command: TypeAlias = (
-    Migrate | MigrateAll | Ignition | Help | Clusters | List | Status | Cancel | Retry
-)
-
-
 class GrammarError(ValueError):
     """Text that is not a command: `message` says why, `usage` is the form to type instead."""
 
@@ -125,7 +78,7 @@ class GrammarError(ValueError):
     @property
     def reply(self) -> str:
         """What to show the user."""
-        return texts.error_reply(self.message, self.usage)
+        return usage_texts.error_reply(self.message, self.usage)
 
     def __str__(self) -> str:
         return self.reply
@@ -134,14 +87,14 @@ class GrammarError(ValueError):
 # ---- parsing -----------------------------------------------------------------------------------
 
 _USAGES = {
-    "help": texts.USAGE_HELP,
-    "clusters": texts.USAGE_CLUSTERS,
-    "list": texts.USAGE_LIST,
-    "status": texts.USAGE_STATUS,
-    "cancel": texts.USAGE_CANCEL,
-    "retry": texts.USAGE_RETRY,
-    "ignition": texts.USAGE_IGNITION,
-    "all": texts.USAGE_MIGRATE_ALL,
+    "help": usage_texts.USAGE_HELP,
+    "clusters": usage_texts.USAGE_CLUSTERS,
+    "list": usage_texts.USAGE_LIST,
+    "status": usage_texts.USAGE_STATUS,
+    "cancel": usage_texts.USAGE_CANCEL,
+    "retry": usage_texts.USAGE_RETRY,
+    "ignition": usage_texts.USAGE_IGNITION,
+    "all": usage_texts.USAGE_MIGRATE_ALL,
 }
 
 
@@ -156,7 +109,7 @@ def parse(text: str, known_clusters: Sequence[str]) -> Command:
         return Help()
     if head in ("clusters", "list"):
         if rest:
-            raise GrammarError(texts.takes_no_arguments(head, rest), _USAGES[head])
+            raise GrammarError(usage_texts.takes_no_arguments(head, rest), _USAGES[head])
         return Clusters() if head == "clusters" else List()
     if head == "status":
         cursor = _Words(rest, _USAGES[head])
@@ -186,45 +139,47 @@ def _closing_force(words: list[str]) -> tuple[list[str], bool]:
 
 def node_name_problem(name: str) -> str | None:
     """Why `name` cannot be a Kubernetes node name (a DNS-1123 subdomain), or None if it can."""
-    if len(name) > texts.NODE_NAME_MAX:
-        return texts.node_too_long(name)
+    if len(name) > usage_texts.NODE_NAME_MAX:
+        return usage_texts.node_too_long(name)
     if any(c in string.ascii_uppercase for c in name):
-        return texts.node_uppercase(name)
+        return usage_texts.node_uppercase(name)
     bad = next((c for c in name if c not in _NODE_CHARACTERS), None)
     if bad is not None:
-        return texts.node_bad_character(name, bad)
+        return usage_texts.node_bad_character(name, bad)
     for label in name.split("."):
         if not label:
-            return texts.node_empty_label(name)
-        if len(label) > texts.NODE_LABEL_MAX:
-            return texts.node_label_too_long(name, label)
+            return usage_texts.node_empty_label(name)
+        if len(label) > usage_texts.NODE_LABEL_MAX:
+            return usage_texts.node_label_too_long(name, label)
         if label.startswith("-") or label.endswith("-"):
-            return texts.node_label_edge(name, label)
+            return usage_texts.node_label_edge(name, label)
     return None
 
 
 def _migrate(words: Sequence[str], clusters: _Clusters) -> Migrate:
     has_from = any(w.lower() == "from" for w in words)
-    cursor = _Words(words, texts.USAGE_MIGRATE if has_from else texts.USAGE_MIGRATE_MANY)
+    cursor = _Words(
+        words, usage_texts.USAGE_MIGRATE if has_from else usage_texts.USAGE_MIGRATE_MANY
+    )
     nodes: list[str] = []
     while not cursor.done() and cursor.peek().lower() not in _KEYWORDS:
         nodes.append(cursor.take())
     if not nodes:
-        cursor.fail(texts.missing_nodes())
+        cursor.fail(usage_texts.missing_nodes())
     if cursor.done():  # no `to` anywhere: a misspelt command or keyword, or a forgotten target
         command = _near(nodes[0], tuple(_USAGES))
         if command is not None:
-            raise GrammarError(texts.did_you_mean(nodes[0], command), _USAGES[command])
+            raise GrammarError(usage_texts.did_you_mean(nodes[0], command), _USAGES[command])
     _keyword_typos(nodes, clusters, cursor)
     if cursor.done():
         if len(nodes) > 1 and clusters.knows(nodes[-1]):
-            cursor.fail(texts.missing_to_before(nodes[-1]))
-        cursor.fail(texts.missing_target())
+            cursor.fail(usage_texts.missing_to_before(nodes[-1]))
+        cursor.fail(usage_texts.missing_target())
     source = None
     if cursor.next_is("from"):
         cursor.take()
         source = cursor.value("from", "SOURCE")
-    cursor.keyword("to", texts.missing_target())
+    cursor.keyword("to", usage_texts.missing_target())
     target = cursor.value("to", "TARGET")
     role = cursor.role()
     for i, node in enumerate(nodes):
@@ -232,11 +187,11 @@ def _migrate(words: Sequence[str], clusters: _Clusters) -> Migrate:
         if problem is not None:
             cursor.fail(problem)
         if node in nodes[:i]:
-            cursor.fail(texts.node_repeated(node))
+            cursor.fail(usage_texts.node_repeated(node))
     resolved_source = clusters.resolve(source, cursor) if source is not None else None
     resolved_target = clusters.resolve(target, cursor)
     if resolved_source == resolved_target:
-        cursor.fail(texts.same_cluster(resolved_target))
+        cursor.fail(usage_texts.same_cluster(resolved_target))
     return Migrate(tuple(nodes), resolved_source, resolved_target, role)
 
 
@@ -249,24 +204,24 @@ def _keyword_typos(nodes: Sequence[str], clusters: _Clusters, cursor: _Words) ->
         if meant is None:
             continue
         if (no_keyword and i > 0) or (following is not None and clusters.knows(following)):
-            usage = texts.USAGE_MIGRATE if meant == "from" else cursor.usage
-            raise GrammarError(texts.did_you_mean(word, meant), usage)
+            usage = usage_texts.USAGE_MIGRATE if meant == "from" else cursor.usage
+            raise GrammarError(usage_texts.did_you_mean(word, meant), usage)
 
 
 def _migrate_all(cursor: _Words, clusters: _Clusters) -> MigrateAll:
     if cursor.done() or cursor.next_is("to"):
-        cursor.fail(texts.all_needs_source())
-    cursor.keyword("from", texts.all_needs_source())
+        cursor.fail(usage_texts.all_needs_source())
+    cursor.keyword("from", usage_texts.all_needs_source())
     source = cursor.value("from", "SOURCE")
-    cursor.keyword("to", texts.missing_target())
+    cursor.keyword("to", usage_texts.missing_target())
     target = cursor.value("to", "TARGET")
     if cursor.next_is("as"):
-        cursor.fail(texts.all_takes_no_role())
+        cursor.fail(usage_texts.all_takes_no_role())
     cursor.end()
     resolved_source = clusters.resolve(source, cursor)
     resolved_target = clusters.resolve(target, cursor)
     if resolved_source == resolved_target:
-        cursor.fail(texts.same_cluster(resolved_target))
+        cursor.fail(usage_texts.same_cluster(resolved_target))
     return MigrateAll(resolved_source, resolved_target)
 
 
@@ -278,10 +233,10 @@ def _ignition(cursor: _Words, clusters: _Clusters) -> Ignition:
 
 def _request_id(cursor: _Words, command: str) -> str:
     if cursor.done():
-        cursor.fail(texts.missing_request_id(command))
+        cursor.fail(usage_texts.missing_request_id(command))
     word = cursor.take()
     if not REQUEST_ID.fullmatch(word.lower()):
-        cursor.fail(texts.bad_request_id(word))
+        cursor.fail(usage_texts.bad_request_id(word))
     return word.lower()
 
 
@@ -324,13 +279,15 @@ class _Words:
         if word.lower() != keyword:
             wrong = _near(word, (keyword,))
             self.fail(
-                texts.did_you_mean(word, keyword) if wrong else texts.expected_word(word, keyword)
+                usage_texts.did_you_mean(word, keyword)
+                if wrong
+                else usage_texts.expected_word(word, keyword)
             )
 
     def value(self, after: str, placeholder: str) -> str:
         """Read the word filling `placeholder` after the keyword `after`."""
         if self.done() or self.peek().lower() in _KEYWORDS:
-            self.fail(texts.missing_value(after, placeholder))
+            self.fail(usage_texts.missing_value(after, placeholder))
         return self.take()
 
     def role(self) -> Role:
@@ -340,21 +297,21 @@ class _Words:
         if not self.next_is("as"):
             word = self.peek()
             if _near(word, ("as",)):
-                self.fail(texts.did_you_mean(word, "as"))
+                self.fail(usage_texts.did_you_mean(word, "as"))
             self.end()
         self.take()
         spelled = self.value("as", "ROLE")
         role = ROLE_SPELLINGS.get(spelled.lower())
         if role is None:
             hint = _ROLE_HINTS.get(spelled.lower()) or _near(spelled, tuple(ROLE_SPELLINGS))
-            self.fail(texts.unknown_role(spelled, hint))
+            self.fail(usage_texts.unknown_role(spelled, hint))
         self.end()
         return role
 
     def end(self) -> None:
         """Fail if any words are left."""
         if not self.done():
-            self.fail(texts.unexpected_words(self._words[self._at :]))
+            self.fail(usage_texts.unexpected_words(self._words[self._at :]))
 
 
 class _Clusters:
@@ -373,7 +330,7 @@ class _Clusters:
         if name is not None:
             return name
         if not self.known:
-            cursor.fail(texts.no_clusters(word))
+            cursor.fail(usage_texts.no_clusters(word))
         close = _near(word, tuple(self._by_lower))
         suggestion = self._by_lower[close] if close else None
-        cursor.fail(texts.unknown_cluster(word, self.known, suggestion))
+        cursor.fail(usage_texts.unknown_cluster(word, self.known, suggestion))

@@ -24,20 +24,20 @@ import logging
 
 import redis
 
-from bot import blocks, texts
 from bot.availability import store_answers
 from bot.context import BotContext
-from bot.message import (
-    DELIVERED,
-    DELIVERY,
-    SLACK_ERRORS,
-    RequestMessages,
-    ignition_refusal_view,
-    slack_error,
-)
+from bot.message import SLACK_ERRORS, RequestMessages, slack_error
+from bot.render import blocks as render_blocks
+from bot.render import ignition as render_ignition
+from bot.texts import access as access_texts
+from bot.texts import answers as answers_texts
+from bot.texts import ignition as ignition_texts
+from bot.texts import request as request_texts
+from bot.views import ignition as ignition_views
+from bot.views.ignition import DELIVERED, DELIVERY
 from joinops.errors import ClusterError, ConfigError
 from joinops.ignition import request as ir
-from joinops.ignition import texts as ignition_texts
+from joinops.ignition import texts as domain_ignition_texts
 from joinops.queue import enqueue_ignition, schedule_expiry
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
@@ -73,9 +73,9 @@ class Ignitions:
         if role is not Role.CONTROL_PLANE:
             return []
         if not facts.control_plane_endpoint:
-            return [ignition_texts.no_control_plane_endpoint(cluster)]
+            return [domain_ignition_texts.no_control_plane_endpoint(cluster)]
         if not any(cp.ready for cp in facts.control_planes):
-            return [ignition_texts.no_ready_control_plane(cluster)]
+            return [domain_ignition_texts.no_ready_control_plane(cluster)]
         return []
 
     def ask(self, user: str, channel: str, cluster: str, role: Role) -> str | None:
@@ -84,20 +84,16 @@ class Ignitions:
         try:
             reasons = self.refusals(cluster, role)
         except ConfigError as e:
-            return texts.configuration_problem(str(e))
+            return answers_texts.configuration_problem(str(e))
         if reasons:
             ctx.audit.record(
                 Action.REFUSED, user, None, " ".join(reasons), target=cluster, role=str(role)
             )
-            view = ignition_refusal_view(user, cluster, role, reasons)
+            view = ignition_views.refusal_view(user, cluster, role, reasons)
             try:
-                self.messages.post(
-                    channel,
-                    texts.ignition_refused_fallback(user, cluster, str(role)),
-                    blocks.ignition_message(view),
-                )
+                self.messages.post(channel, view.fallback, render_ignition.ignition_message(view))
             except SLACK_ERRORS as e:
-                return texts.cannot_post(channel, slack_error(e))
+                return answers_texts.cannot_post(channel, slack_error(e))
             return None
         now = ctx.clock()
         request = ir.new_request(
@@ -110,13 +106,13 @@ class Ignitions:
         )
         request.id = new_request_id()
         if not store_answers(ctx):  # nothing is posted that could not be recorded
-            return texts.store_unreachable()
+            return access_texts.store_unreachable()
         try:
             request.message_ts = self.messages.post_request(request)
         except SLACK_ERRORS as e:
-            return texts.cannot_post(channel, slack_error(e))
+            return answers_texts.cannot_post(channel, slack_error(e))
         if not self._record(request):
-            return texts.store_unreachable()
+            return access_texts.store_unreachable()
         ctx.audit.record(Action.REQUESTED, user, request, f"Ignition file for a new {role}")
         schedule_expiry(ctx.redis, request.id, request.expires_at)
         return None
@@ -129,10 +125,13 @@ class Ignitions:
             return True
         except redis.RedisError as e:
             log.warning("request %s not recorded: %s", request.id, e)
-        text = texts.ignition_not_recorded(request.target)
+        text = ignition_texts.not_recorded(request.target)
         try:
             self.ctx.client.chat_update(
-                channel=request.channel, ts=request.message_ts, text=text, blocks=blocks.reply(text)
+                channel=request.channel,
+                ts=request.message_ts,
+                text=text,
+                blocks=render_blocks.reply(text),
             )
         except SLACK_ERRORS as e:
             log.warning("request %s: could not withdraw its message: %s", request.id, e)
@@ -148,22 +147,22 @@ class Ignitions:
         "" for none, None for the reply a migration would get."""
         kind = event.kind
         if kind is EventKind.STEP_STARTED:
-            return texts.step_started(0, 0, event.step, event.text)
+            return request_texts.step_started(0, 0, event.step, event.text)
         if kind is EventKind.STEP_RETRYING:
-            return texts.step_retrying(event.step, event.text)
+            return request_texts.step_retrying(event.step, event.text)
         if kind is EventKind.PROGRESS:
-            return texts.ignition_progress(event.text)
+            return ignition_texts.progress(event.text)
         if kind is not EventKind.STATE:
             return ""  # a step's outcome: the final state says the same, once
         state, requester = event.state, request.requester
         if state == "approved":
-            return texts.ignition_approved_reply(
+            return ignition_texts.approved_reply(
                 request.decided_by, event.at or self.ctx.clock(), requester
             )
         if state == "failed":
-            return texts.ignition_failed_reply(requester, event.text, request.id)
+            return ignition_texts.failed_reply(requester, event.text, request.id)
         if state == "cancelled":
-            return texts.ignition_cancelled_reply(requester, request.extra.get("cancelled_by", ""))
+            return ignition_texts.cancelled_reply(requester, request.extra.get("cancelled_by", ""))
         return None  # approved, pending, rejected, expired: as for a migration
 
     # ---- delivery --------------------------------------------------------------------------
@@ -185,7 +184,7 @@ class Ignitions:
         if why is not None:
             ctx.store.update(request.id, **{"x:" + DELIVERY: why})
             ctx.audit.record(Action.FAILED, "joinops", request, f"Ignition file not sent: {why}")
-            return texts.ignition_not_sent_reply(
+            return ignition_texts.not_sent_reply(
                 request.requester,
                 why,
                 float(request.extra.get(ir.VALID_UNTIL) or 0),
@@ -200,7 +199,7 @@ class Ignitions:
             request,
             f"Ignition file sent to {request.requester} by direct message, sha256 {digest}",
         )
-        return texts.ignition_sent_reply(
+        return ignition_texts.sent_reply(
             request.requester,
             request.decided_by,
             filename(request),
@@ -213,11 +212,11 @@ class Ignitions:
 
     def _why_not(self, request: Request, data: bytes | None) -> str | None:
         if request.state is not State.SUCCEEDED:
-            return texts.ignition_cancelled_late()
+            return ignition_texts.cancelled_late()
         if data is None:
-            return texts.ignition_gone()
+            return ignition_texts.gone()
         if hashlib.sha256(data).hexdigest() != request.extra.get(ir.SHA256):
-            return texts.ignition_changed()
+            return ignition_texts.changed()
         return None
 
     def _upload(self, request: Request, data: bytes) -> str | None:
@@ -231,7 +230,7 @@ class Ignitions:
                 file=data,
                 filename=filename(request),
                 title=filename(request),
-                initial_comment=texts.ignition_dm_comment(
+                initial_comment=ignition_texts.dm_comment(
                     request.target,
                     str(request.role),
                     request.id,
@@ -242,5 +241,5 @@ class Ignitions:
             )
         except SLACK_ERRORS as e:
             log.warning("request %s: Ignition file not delivered: %s", request.id, e)
-            return texts.ignition_slack_refused(slack_error(e))
+            return ignition_texts.slack_refused(slack_error(e))
         return None

@@ -2,30 +2,29 @@
 
 What the message shows is derived from the request record (the source of truth) each time it is
 rendered, under a short per-request Redis lock: whoever updates last shows the latest state, so
-an approval click and the relay racing each other cannot leave a stale status behind.
-
-Stored with the request (`extra`): `findings` (JSON), `versions`, and `status`, the running
-line the relay keeps current; `cancelled_by`, `retried_by` say who did that. The message's shape
-depends on the request's kind: a migration, an Ignition file (`delivery` says whether the file
-reached the requester), or a batch (`bot.batch_view`).
+an approval click and the relay racing each other cannot leave a stale status behind. Each kind
+(a migration, an Ignition file, a batch) is built in one pass: its view (`bot.views`), then its
+blocks (`bot.render`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from datetime import timedelta
 
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.models.blocks import Block
 
-from bot import batch_view, blocks, texts
+from bot import batch_record
 from bot.context import BotContext
+from bot.render import batch as render_batch
+from bot.render import blocks as render_blocks
+from bot.render import ignition as render_ignition
+from bot.render import request as render_request
+from bot.views import batch as batch_views
+from bot.views import ignition as ignition_views
+from bot.views import request as request_views
 from joinops.ignition import request as ir
 from joinops.requests.asks import MigrationAsk
-from joinops.requests.lifecycle import State
-from joinops.requests.model import Role
-from joinops.requests.plan import plan_steps
 from joinops.requests.store import Request
 from joinops.rules.check import Verdict
 
@@ -33,8 +32,6 @@ log = logging.getLogger(__name__)
 
 LOCK_SECONDS = 30  # the longest one render-and-update may hold the message
 BATCH = "batch"  # the kind of a request for several nodes (joinops.rules.batch)
-DELIVERY = "delivery"  # an Ignition request's delivery: DELIVERED or why not
-DELIVERED = "sent"
 SLACK_ERRORS = (SlackApiError, SlackRequestError, OSError)
 
 
@@ -43,152 +40,6 @@ def slack_error(error: Exception) -> str:
     if isinstance(error, SlackApiError):
         return str(error.response.get("error") or "error")
     return type(error).__name__
-
-
-def findings_json(verdict: Verdict) -> str:
-    return json.dumps([[f.severity.name, f.text] for f in verdict.findings])
-
-
-def _findings(request: Request) -> tuple[tuple[str, str], ...]:
-    try:
-        raw = json.loads(request.extra.get("findings") or "[]")
-    except ValueError:
-        return ()
-    return tuple((str(sev), str(text)) for sev, text in raw)
-
-
-def _plan(node: str, source: str, target: str, role: Role) -> tuple[str, ...]:
-    ask = MigrationAsk(node, source, target, role)
-    return tuple(step.title for step in plan_steps(ask))
-
-
-def refusal_view(requester: str, ask: MigrationAsk, verdict: Verdict) -> blocks.RequestView:
-    return blocks.RequestView(
-        requester=requester,
-        node=ask.node,
-        source=ask.source,
-        target=ask.target,
-        role=str(ask.role),
-        request_id="",
-        findings=tuple((f.severity.name, f.text) for f in verdict.findings),
-        versions=verdict.versions,
-        plan=_plan(ask.node, ask.source, ask.target, ask.role),
-        status=texts.refused_status(),
-        refused=True,
-        force=ask.force,
-    )
-
-
-def request_view(request: Request) -> blocks.RequestView:
-    return blocks.RequestView(
-        requester=request.requester,
-        node=request.node,
-        source=request.source,
-        target=request.target,
-        role=str(request.role),
-        request_id=request.id,
-        findings=_findings(request),
-        versions=request.extra.get("versions") or None,
-        plan=_plan(request.node, request.source, request.target, request.role),
-        status=status_line(request),
-        buttons=request.state is State.PENDING,
-        decision=decision_line(request),
-        destroys_source=request.destroys_source,
-        force=request.force,
-        forced_deletions=_int(request.extra.get("forced_deletions")),
-    )
-
-
-def _int(text: str | None) -> int:
-    try:
-        return int(text or 0)
-    except ValueError:
-        return 0
-
-
-def decision_line(request: Request) -> str:
-    """What stands where the buttons were."""
-    state = request.state
-    if state is State.PENDING:
-        return ""
-    if state is State.REJECTED:
-        return texts.rejected_by(request.decided_by, request.decided_at)
-    if state is State.EXPIRED:
-        return texts.not_approved_in_time()
-    if request.decided_by:
-        return texts.approved_by(request.decided_by, request.decided_at)
-    if state is State.CANCELLED:
-        return texts.cancelled_by(request.extra.get("cancelled_by", ""))
-    return ""
-
-
-def ignition_view(request: Request) -> blocks.IgnitionView:
-    return blocks.IgnitionView(
-        requester=request.requester,
-        cluster=request.target,
-        role=str(request.role),
-        request_id=request.id,
-        ttl=ignition_ttl(request),
-        status=status_line(request),
-        buttons=request.state is State.PENDING,
-        decision=decision_line(request),
-    )
-
-
-def ignition_refusal_view(
-    requester: str, cluster: str, role: Role, reasons: list[str]
-) -> blocks.IgnitionView:
-    return blocks.IgnitionView(
-        requester=requester,
-        cluster=cluster,
-        role=str(role),
-        request_id="",
-        ttl=ir.DEFAULT_TTL,
-        status=texts.ignition_refused_status(),
-        reasons=tuple(reasons),
-        refused=True,
-    )
-
-
-def ignition_ttl(request: Request) -> timedelta:
-    try:
-        return timedelta(seconds=int(request.extra.get(ir.EXTRA_TTL) or 0)) or ir.DEFAULT_TTL
-    except ValueError:
-        return ir.DEFAULT_TTL
-
-
-def _ignition_status(request: Request) -> str:
-    state = request.state
-    if state is State.SUCCEEDED:
-        delivery = request.extra.get(DELIVERY, "")
-        if delivery == DELIVERED:
-            valid = float(request.extra.get(ir.VALID_UNTIL) or 0)
-            return texts.ignition_sent_status(request.requester, valid)
-        return texts.ignition_not_sent_status() if delivery else texts.ignition_made_status()
-    if state is State.FAILED:
-        return texts.ignition_failed_status()
-    return texts.ignition_cancelled_status()
-
-
-def status_line(request: Request) -> str:
-    state = request.state
-    if request.kind == ir.KIND and state in (State.SUCCEEDED, State.FAILED, State.CANCELLED):
-        return _ignition_status(request)
-    if state is State.PENDING:
-        return texts.waiting_status(request.expires_at, retry=bool(request.extra.get("retried_by")))
-    if state is State.APPROVED:
-        return texts.queued_status()
-    if state is State.RUNNING:
-        return request.extra.get("status") or texts.queued_status()
-    if state is State.SUCCEEDED:
-        return texts.succeeded_status(request.outcome)
-    if state is State.FAILED:
-        return texts.failed_status(request.failed_step)
-    if state is State.CANCELLED:
-        return texts.cancelled_status() if request.outcome else texts.cancelling_status()
-    if state is State.REJECTED:
-        return texts.rejected_status()
-    return texts.expired_status()
 
 
 class RequestMessages:
@@ -200,13 +51,8 @@ class RequestMessages:
     def post_refusal(
         self, channel: str, requester: str, ask: MigrationAsk, verdict: Verdict
     ) -> str:
-        answer = self.ctx.client.chat_postMessage(
-            channel=channel,
-            text=texts.refused_fallback(requester, ask.node, ask.source, ask.target),
-            blocks=blocks.request_message(refusal_view(requester, ask, verdict)),
-            unfurl_links=False,
-        )
-        return str(answer["ts"])
+        view = request_views.refusal_view(requester, ask, verdict)
+        return self.post(channel, view.fallback, render_request.request_message(view))
 
     def post_request(self, request: Request) -> str:
         """Post the message with the buttons; returns its ts. Raises the SDK's errors."""
@@ -223,27 +69,14 @@ class RequestMessages:
     def rendered(self, request: Request) -> tuple[str, list[Block]]:
         """The notification text and the blocks of a request's message, by its kind."""
         if request.kind == ir.KIND:
-            text = texts.ignition_fallback(request.requester, request.target, str(request.role))
-            return text, blocks.ignition_message(ignition_view(request))
+            ignition = ignition_views.ignition_view(request)
+            return ignition.fallback, render_ignition.ignition_message(ignition)
         if request.kind == BATCH:
-            kids = batch_view.children(self.ctx.store, request)
-            rows = batch_view.load_rows(request)
-            view = batch_view.view(
-                requester=request.requester,
-                target=request.target,
-                rows=rows,
-                findings=batch_view.load_findings(request),
-                max_parallel=self.ctx.settings.max_parallel,
-                status=batch_view.status_line(request, kids),
-                batch=request,
-                kids={c.node: c for c in kids},
-                decision=decision_line(request),
-            )
-            sources = sorted({r.source for r in rows})
-            return texts.batch_fallback(
-                request.requester, len(rows), sources, request.target
-            ), blocks.batch_message(view)
-        return _fallback(request), blocks.request_message(request_view(request))
+            kids = batch_record.children(self.ctx.store, request)
+            batch = batch_views.stored_view(request, kids, self.ctx.settings.max_parallel)
+            return batch.fallback, render_batch.batch_message(batch)
+        view = request_views.request_view(request)
+        return view.fallback, render_request.request_message(view)
 
     def refresh(self, request_id: str) -> bool:
         """Render the root message from the record and update it in place. Never raises."""
@@ -274,14 +107,10 @@ class RequestMessages:
                 channel=request.channel,
                 thread_ts=request.message_ts,
                 text=text,
-                blocks=blocks.reply(text),
+                blocks=render_blocks.reply(text),
                 unfurl_links=False,
             )
             return True
         except SLACK_ERRORS as e:
             log.warning("request %s: could not post in its thread: %s", request.id, e)
             return False
-
-
-def _fallback(request: Request) -> str:
-    return texts.request_fallback(request.requester, request.node, request.source, request.target)

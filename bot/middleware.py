@@ -11,7 +11,8 @@ from typing import Any
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
-from bot import blocks, payloads
+from bot import payloads
+from bot.render import blocks as render_blocks
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def ephemeral_ack(text: str) -> BoltResponse:
     body = {
         "response_type": "ephemeral",
         "text": text,
-        "blocks": [block.to_dict() for block in blocks.reply(text)],
+        "blocks": [block.to_dict() for block in render_blocks.reply(text)],
     }
     return BoltResponse(status=200, body=body)
 

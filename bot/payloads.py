@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.blocks import APPROVE_ACTION, REJECT_ACTION
+from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
 from joinops.requests.ids import is_request_id
 
 OUR_ACTIONS = (APPROVE_ACTION, REJECT_ACTION)

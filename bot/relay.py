@@ -29,12 +29,14 @@ import time
 
 import redis
 
-from bot import batch_view, texts
+from bot import batch_record
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.context import BotContext
 from bot.ignition import Ignitions
 from bot.message import RequestMessages
+from bot.texts import batch as batch_texts
+from bot.texts import request as request_texts
 from joinops.ignition import request as ir
 from joinops.logs import request_context
 from joinops.requests.events import GLOBAL_STREAM, Event, EventKind
@@ -61,7 +63,7 @@ def step_place(step: str) -> tuple[int, int]:
 
 def running_line(event: Event) -> str:
     number, total = step_place(event.step)
-    return texts.running_status(number, total, event.step, event.text)
+    return request_texts.running_status(number, total, event.step, event.text)
 
 
 def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
@@ -69,30 +71,32 @@ def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
     kind, step = event.kind, event.step
     if kind is EventKind.STEP_STARTED:
         number, total = step_place(step)
-        return texts.step_started(number, total, step, event.text)
+        return request_texts.step_started(number, total, step, event.text)
     if kind is EventKind.STEP_SUCCEEDED:
-        return texts.step_succeeded(step, event.text, event.seconds)
+        return request_texts.step_succeeded(step, event.text, event.seconds)
     if kind is EventKind.STEP_RETRYING:
-        return texts.step_retrying(step, event.text)
+        return request_texts.step_retrying(step, event.text)
     if kind is EventKind.STEP_FAILED:
-        return texts.step_failed(step, event.text)
+        return request_texts.step_failed(step, event.text)
     if kind is not EventKind.STATE:
         return None
     state, requester, at = event.state, request.requester, event.at or ctx.clock()
     if state == "approved":
-        return texts.approved_reply(request.decided_by, at, requester)
+        return request_texts.approved_reply(request.decided_by, at, requester)
     if state == "pending":
-        return texts.retry_reply(request.extra.get("retried_by", ""), at)
+        return request_texts.retry_reply(request.extra.get("retried_by", ""), at)
     if state == "rejected":
-        return texts.rejected_reply(request.decided_by, at, requester)
+        return request_texts.rejected_reply(request.decided_by, at, requester)
     if state == "succeeded":
-        return texts.succeeded_reply(requester, event.text)
+        return request_texts.succeeded_reply(requester, event.text)
     if state == "failed":
-        return texts.failed_reply(requester, event.text)
+        return request_texts.failed_reply(requester, event.text)
     if state == "cancelled":
-        return texts.cancelled_reply(requester, event.text, request.extra.get("cancelled_by", ""))
+        return request_texts.cancelled_reply(
+            requester, event.text, request.extra.get("cancelled_by", "")
+        )
     if state == "expired":
-        return texts.expired_reply(requester, ctx.settings.timeouts.approval)
+        return request_texts.expired_reply(requester, ctx.settings.timeouts.approval)
     return None
 
 
@@ -273,8 +277,8 @@ class Relay:
         if event.kind in IN_STEP:
             number, total = step_place(event.step)
             said = event.text if event.kind is not EventKind.STEP_STARTED else ""
-            cell = texts.batch_child_step(number, total, event.step, said)
-            self.ctx.store.update(child.id, **{"x:" + batch_view.STATUS_CELL: cell})
+            cell = batch_texts.child_step(number, total, event.step, said)
+            self.ctx.store.update(child.id, **{"x:" + batch_record.STATUS_CELL: cell})
         elif event.kind is not EventKind.STATE:
             return  # a step's outcome: the next start (or the end) changes the cell
         self._stale_batches.setdefault(child.parent, time.monotonic())

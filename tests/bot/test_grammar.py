@@ -7,24 +7,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import grammar, texts
-from bot.grammar import (
+from bot import grammar
+from bot.grammar import GrammarError, node_name_problem, parse
+from bot.parsed import (
     Cancel,
     Clusters,
     Command,
-    GrammarError,
     Help,
     Ignition,
     List,
     Migrate,
     MigrateAll,
     Retry,
-    Role,
     Status,
-    node_name_problem,
-    parse,
 )
+from bot.texts import common as common_texts
+from bot.texts import usage as usage_texts
 from joinops.requests.ids import is_request_id
+from joinops.requests.model import Role
 
 KNOWN = ("prod", "staging", "Lab-East")
 W, CP = Role.WORKER, Role.CONTROL_PLANE
@@ -98,7 +98,7 @@ def test_role_is_a_str_enum_with_kubernetes_spellings() -> None:
     assert Role("control-plane") is CP and f"{CP}" == "control-plane"
 
 
-MIGRATE, MANY = texts.USAGE_MIGRATE, texts.USAGE_MIGRATE_MANY
+MIGRATE, MANY = usage_texts.USAGE_MIGRATE, usage_texts.USAGE_MIGRATE_MANY
 
 
 @pytest.mark.parametrize(
@@ -109,12 +109,12 @@ MIGRATE, MANY = texts.USAGE_MIGRATE, texts.USAGE_MIGRATE_MANY
         ("node-1 from prod too staging", "Did you mean `to`?", MIGRATE),
         ("n1 n2 too staging", "Did you mean `to`?", MANY),
         ("node-1 to staging ass cp", "Did you mean `as`?", MANY),
-        ("stauts req-3f9a1c2b", "Did you mean `status`?", texts.USAGE_STATUS),
-        ("cancle req-3f9a1c2b", "Did you mean `cancel`?", texts.USAGE_CANCEL),
-        ("retyr req-3f9a1c2b", "Did you mean `retry`?", texts.USAGE_RETRY),
-        ("clsuters", "Did you mean `clusters`?", texts.USAGE_CLUSTERS),
-        ("ignitoin prod", "Did you mean `ignition`?", texts.USAGE_IGNITION),
-        ("all form prod to staging", "Did you mean `from`?", texts.USAGE_MIGRATE_ALL),
+        ("stauts req-3f9a1c2b", "Did you mean `status`?", usage_texts.USAGE_STATUS),
+        ("cancle req-3f9a1c2b", "Did you mean `cancel`?", usage_texts.USAGE_CANCEL),
+        ("retyr req-3f9a1c2b", "Did you mean `retry`?", usage_texts.USAGE_RETRY),
+        ("clsuters", "Did you mean `clusters`?", usage_texts.USAGE_CLUSTERS),
+        ("ignitoin prod", "Did you mean `ignition`?", usage_texts.USAGE_IGNITION),
+        ("all form prod to staging", "Did you mean `from`?", usage_texts.USAGE_MIGRATE_ALL),
         # structure
         ("to staging", "Which node?", MANY),
         ("node-1", "Add `to TARGET`", MANY),
@@ -128,14 +128,14 @@ MIGRATE, MANY = texts.USAGE_MIGRATE, texts.USAGE_MIGRATE_MANY
         ("node-1 from prod staging", "Expected `to` here, not `staging`", MIGRATE),
         ("node-1 to staging now", "`now` at the end", MANY),
         ("node-1 to staging as cp now", "`now` at the end", MANY),
-        ("list everything", "`list` takes nothing after it", texts.USAGE_LIST),
-        ("clusters all", "`clusters` takes nothing after it", texts.USAGE_CLUSTERS),
-        ("all to staging", "`all` needs the cluster to empty", texts.USAGE_MIGRATE_ALL),
-        ("all", "`all` needs the cluster to empty", texts.USAGE_MIGRATE_ALL),
-        ("all from prod to staging as cp", "leave out `as ROLE`", texts.USAGE_MIGRATE_ALL),
-        ("all from prod", "Add `to TARGET`", texts.USAGE_MIGRATE_ALL),
-        ("ignition", "Missing CLUSTER after `ignition`", texts.USAGE_IGNITION),
-        ("ignition prod staging", "`staging` at the end", texts.USAGE_IGNITION),
+        ("list everything", "`list` takes nothing after it", usage_texts.USAGE_LIST),
+        ("clusters all", "`clusters` takes nothing after it", usage_texts.USAGE_CLUSTERS),
+        ("all to staging", "`all` needs the cluster to empty", usage_texts.USAGE_MIGRATE_ALL),
+        ("all", "`all` needs the cluster to empty", usage_texts.USAGE_MIGRATE_ALL),
+        ("all from prod to staging as cp", "leave out `as ROLE`", usage_texts.USAGE_MIGRATE_ALL),
+        ("all from prod", "Add `to TARGET`", usage_texts.USAGE_MIGRATE_ALL),
+        ("ignition", "Missing CLUSTER after `ignition`", usage_texts.USAGE_IGNITION),
+        ("ignition prod staging", "`staging` at the end", usage_texts.USAGE_IGNITION),
         # node names (DNS-1123 subdomains)
         ("Node-1 to staging", "has capital letters", MANY),
         ("node_1 to staging", "contains `_`", MANY),
@@ -151,9 +151,13 @@ MIGRATE, MANY = texts.USAGE_MIGRATE, texts.USAGE_MIGRATE_MANY
         ("node-1 to prdo", "I don't know a cluster called `prdo`. Did you mean `prod`?", MANY),
         ("node-1 to mars", "Known clusters: `prod`, `staging`, `Lab-East`.", MANY),
         ("node-1 from mars to prod", "cluster called `mars`", MIGRATE),
-        ("ignition mars", "cluster called `mars`", texts.USAGE_IGNITION),
+        ("ignition mars", "cluster called `mars`", usage_texts.USAGE_IGNITION),
         ("node-1 from prod to PROD", "`prod` is both the source and the target", MIGRATE),
-        ("all from staging to staging", "both the source and the target", texts.USAGE_MIGRATE_ALL),
+        (
+            "all from staging to staging",
+            "both the source and the target",
+            usage_texts.USAGE_MIGRATE_ALL,
+        ),
         # roles
         (
             "node-1 to staging as boss",
@@ -162,15 +166,15 @@ MIGRATE, MANY = texts.USAGE_MIGRATE, texts.USAGE_MIGRATE_MANY
         ),
         ("node-1 to staging as master", "Did you mean `control-plane`?", MANY),
         ("node-1 to staging as wroker", "Did you mean `worker`?", MANY),
-        ("ignition prod as admin", "`admin` is not a role", texts.USAGE_IGNITION),
+        ("ignition prod as admin", "`admin` is not a role", usage_texts.USAGE_IGNITION),
         # request ids
-        ("cancel", "`cancel` needs a request id, like `req-3f9a1c2b`", texts.USAGE_CANCEL),
-        ("retry", "`retry` needs a request id", texts.USAGE_RETRY),
-        ("cancel 3f9a1c2b", "`3f9a1c2b` is not a request id", texts.USAGE_CANCEL),
-        ("retry req-3f9a1c2", "`req-3f9a1c2` is not a request id", texts.USAGE_RETRY),
-        ("status req-3f9a1c2g", "`req-3f9a1c2g` is not a request id", texts.USAGE_STATUS),
-        ("status req-3f9a1c2b now", "`now` at the end", texts.USAGE_STATUS),
-        ("cancel req-3f9a1c2b req-00000000", "`req-00000000` at the end", texts.USAGE_CANCEL),
+        ("cancel", "`cancel` needs a request id, like `req-3f9a1c2b`", usage_texts.USAGE_CANCEL),
+        ("retry", "`retry` needs a request id", usage_texts.USAGE_RETRY),
+        ("cancel 3f9a1c2b", "`3f9a1c2b` is not a request id", usage_texts.USAGE_CANCEL),
+        ("retry req-3f9a1c2", "`req-3f9a1c2` is not a request id", usage_texts.USAGE_RETRY),
+        ("status req-3f9a1c2g", "`req-3f9a1c2g` is not a request id", usage_texts.USAGE_STATUS),
+        ("status req-3f9a1c2b now", "`now` at the end", usage_texts.USAGE_STATUS),
+        ("cancel req-3f9a1c2b req-00000000", "`req-00000000` at the end", usage_texts.USAGE_CANCEL),
     ],
 )
 def test_every_refusal_says_why_and_what_to_type(text: str, reason: str, usage: str) -> None:
@@ -180,7 +184,7 @@ def test_every_refusal_says_why_and_what_to_type(text: str, reason: str, usage: 
     assert reason in error.message
     assert error.usage == usage
     shown = str(error)
-    assert reason in shown and f"`{usage}`" in shown and texts.USAGE_HELP in shown
+    assert reason in shown and f"`{usage}`" in shown and usage_texts.USAGE_HELP in shown
 
 
 def test_no_clusters_configured_is_said_plainly() -> None:
@@ -211,18 +215,18 @@ def test_user_words_cannot_break_the_formatting() -> None:
 
 
 def test_help_lists_every_form() -> None:
-    help_text = texts.help_text()
+    help_text = usage_texts.help_text()
     for usage in (
-        texts.USAGE_MIGRATE,
-        texts.USAGE_MIGRATE_MANY,
-        texts.USAGE_MIGRATE_ALL,
-        texts.USAGE_IGNITION,
-        texts.USAGE_STATUS,
-        texts.USAGE_LIST,
-        texts.USAGE_CLUSTERS,
-        texts.USAGE_CANCEL,
-        texts.USAGE_RETRY,
-        texts.USAGE_HELP,
+        usage_texts.USAGE_MIGRATE,
+        usage_texts.USAGE_MIGRATE_MANY,
+        usage_texts.USAGE_MIGRATE_ALL,
+        usage_texts.USAGE_IGNITION,
+        usage_texts.USAGE_STATUS,
+        usage_texts.USAGE_LIST,
+        usage_texts.USAGE_CLUSTERS,
+        usage_texts.USAGE_CANCEL,
+        usage_texts.USAGE_RETRY,
+        usage_texts.USAGE_HELP,
     ):
         [line] = [line for line in help_text.splitlines() if f"`{usage}`" in line]
         assert len(line) > len(usage) + 10  # has an explanation
@@ -261,7 +265,7 @@ def _accepts_or_refuses(text: str) -> None:
     try:
         command = parse(text, KNOWN)
     except GrammarError as error:
-        assert error.message and error.usage.startswith(texts.COMMAND)
+        assert error.message and error.usage.startswith(common_texts.COMMAND)
         assert error.usage in str(error)
     else:
         assert isinstance(

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bot import texts
 from bot.message import RequestMessages
+from bot.texts import access as access_texts
 from joinops.requests.lifecycle import State
 from joinops.requests.store import ACTIVE, PREFIX, Request, RequestStore
 from slacksim.signing import Delivery, block_actions_body, deliver
@@ -91,7 +91,7 @@ def tracebacks() -> Iterator[list[logging.LogRecord]]:
 def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
     make_bot, redis_server, redis_client, tracebacks
 ):
-    assert texts.store_unreachable() == CANNOT
+    assert access_texts.store_unreachable() == CANNOT
     bot = make_bot()
     bot.slash(ASK)
     request = bot.request_from_message(bot.wait_message())

@@ -1,0 +1,56 @@
+"""Who typed a `/join` command, where, and how to answer them; running the work after the ack."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from bot.render import blocks as render_blocks
+from bot.texts import access as access_texts
+from bot.texts import answers as answers_texts
+
+log = logging.getLogger(__name__)
+
+Respond = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """Who typed the command, where, and how to answer them."""
+
+    user: str
+    channel: str
+    respond: Respond
+
+    def tell(self, text: str, block_list: list[Any] | None = None) -> None:
+        """An ephemeral answer to the user who typed the command."""
+        try:
+            self.respond(
+                text=text, blocks=block_list or render_blocks.reply(text), response_type="ephemeral"
+            )
+        except Exception as e:  # the answer is a courtesy; what was done stands
+            log.warning("could not answer %s: %s", self.user, e)
+
+
+def run_logged(work: Callable[..., None], inv: Invocation, command: object) -> None:
+    """Run a route's work; a bug goes to the log with its traceback, a plain line to the user."""
+    try:
+        work(inv, command)
+    except redis.RedisError as e:  # an outage, not a bug: no traceback, and said as such
+        log.warning("/join: the state store stopped answering: %s", e)
+        inv.tell(access_texts.store_lost_midway())
+    except Exception:
+        log.exception("/join: the work after the ack failed")
+        inv.tell(answers_texts.internal_error())
+
+
+def ack_with(ack: Callable[..., None], text: str | None) -> None:
+    """Acknowledge, with an immediate answer only the user sees when there is one."""
+    if text:
+        ack(text=text, blocks=render_blocks.reply(text), response_type="ephemeral")
+    else:
+        ack()

@@ -1,0 +1,98 @@
+"""One node from one cluster to another: `/join NODE from SOURCE to TARGET`.
+
+The rules are checked against both clusters now; a refusal is posted (nothing is stored), an
+allowed move is stored, posted with the buttons and waits for an approver until it expires.
+"""
+
+from __future__ import annotations
+
+from bot import parsed
+from bot.availability import record_posted, store_answers
+from bot.context import BotContext
+from bot.invocation import Invocation
+from bot.message import SLACK_ERRORS, RequestMessages, slack_error
+from bot.texts import access as access_texts
+from bot.texts import answers as answers_texts
+from bot.views.request import findings_json
+from joinops.errors import ConfigError, UsageError
+from joinops.queue import schedule_expiry
+from joinops.requests.asks import MigrationAsk, validate_ask
+from joinops.requests.audit import Action
+from joinops.requests.ids import new_request_id
+from joinops.requests.store import Request
+from joinops.rules.check import check
+from joinops.rules.findings import refusals
+
+
+class Migrations:
+    def __init__(self, ctx: BotContext, msgs: RequestMessages) -> None:
+        self.ctx = ctx
+        self.messages = msgs
+
+    def ask(self, inv: Invocation, command: parsed.Migrate) -> None:
+        """Check the move, then post its refusal, or store it and post it for approval."""
+        ctx = self.ctx
+        assert command.source is not None
+        ask = MigrationAsk(
+            command.nodes[0], command.source, command.target, command.role, command.force
+        )
+        try:
+            validate_ask(ask, ctx.clusters.names)
+            source, target = ctx.clusters.get(ask.source), ctx.clusters.get(ask.target)
+        except UsageError as e:
+            inv.tell(str(e))
+            return
+        except ConfigError as e:
+            inv.tell(answers_texts.configuration_problem(str(e)))
+            return
+        verdict = check(ask, source, target)
+        if not verdict.allowed:
+            reasons = " ".join(f.text for f in refusals(verdict.findings))
+            ctx.audit.record(
+                Action.REFUSED,
+                inv.user,
+                None,
+                reasons,
+                node=ask.node,
+                source=ask.source,
+                target=ask.target,
+                role=str(ask.role),
+            )
+            try:
+                self.messages.post_refusal(inv.channel, inv.user, ask, verdict)
+            except SLACK_ERRORS as e:
+                inv.tell(answers_texts.cannot_post(inv.channel, slack_error(e)))
+            return
+        now = ctx.clock()
+        request = Request(
+            id=new_request_id(),
+            node=ask.node,
+            source=ask.source,
+            target=ask.target,
+            role=ask.role,
+            requester=inv.user,
+            channel=inv.channel,
+            created_at=now,
+            expires_at=now + ctx.settings.timeouts.approval.total_seconds(),
+            destroys_source=verdict.destroys_source,
+            from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
+            force=ask.force,
+            extra={
+                "findings": findings_json(verdict),
+                "versions": verdict.versions or "",
+                "forced_deletions": str(verdict.forced_deletions),
+            },
+        )
+        if not store_answers(ctx):  # nothing is posted that could not be recorded
+            inv.tell(access_texts.store_unreachable())
+            return
+        try:
+            request.message_ts = self.messages.post_request(request)
+        except SLACK_ERRORS as e:
+            inv.tell(answers_texts.cannot_post(inv.channel, slack_error(e)))
+            return
+        if not record_posted(ctx, request):
+            inv.tell(access_texts.store_unreachable())
+            return
+        ctx.audit.record(Action.REQUESTED, inv.user, request)
+        schedule_expiry(ctx.redis, request.id, request.expires_at)

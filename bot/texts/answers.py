@@ -1,0 +1,106 @@
+"""The ephemeral answers to `/join` commands: acknowledgements, cancel and retry answers.
+
+Messages are Slack mrkdwn; words the user typed are shown with `common.quote`.
+"""
+
+from __future__ import annotations
+
+from bot.texts.common import user
+from bot.texts.usage import USAGE_LIST
+
+
+def checking(node: str, source: str, target: str) -> str:
+    return f"Checking `{node}` in {source} and {target}…"
+
+
+def configuration_problem(detail: str) -> str:
+    return f"I cannot use the cluster configuration: {detail}"
+
+
+def cannot_post(channel: str, error: str) -> str:
+    return (
+        f"I could not post the request in <#{channel}> (Slack said `{error}`), so nothing was "
+        "requested. Invite me there (`/invite @joinops`), or ask in a public channel."
+    )
+
+
+def internal_error() -> str:
+    return (
+        "Something went wrong on my side and I could not finish that; the bot's log has the "
+        "details. Nothing was changed that you were not told about."
+    )
+
+
+def unknown_request(request_id: str) -> str:
+    return f"There is no request `{request_id}`. `{USAGE_LIST}` shows the active ones."
+
+
+def no_requests_of(user_id: str) -> str:
+    return f"{user(user_id)} has no requests yet. `{USAGE_LIST}` shows the active ones."
+
+
+def not_allowed_to(action: str, request_id: str) -> str:
+    return (
+        f"Only the requester or an approver can {action} request `{request_id}`. Nothing changed."
+    )
+
+
+def cancelled_now(request_id: str) -> str:
+    return f"Cancelled `{request_id}` before it started: nothing was done."
+
+
+def cancelling(request_id: str, node: str) -> str:
+    return (
+        f"Cancelling `{request_id}`: the worker stops before the node agent starts and puts "
+        f"`{node}` back as it was. The thread says when it is done."
+    )
+
+
+def cannot_cancel_agent(request_id: str, node: str, source: str, target: str) -> str:
+    return (
+        f"Too late to cancel `{request_id}`: the node agent has started on `{node}`, which is "
+        f"leaving {source} for {target}, and that cannot be stopped. Follow the thread: if "
+        "the join fails, the outcome says where the node is and what to do."
+    )
+
+
+def cannot_cancel_finished(request_id: str, state: str) -> str:
+    return f"Request `{request_id}` is {state}; there is nothing to cancel."
+
+
+def retry_only_failed(request_id: str, state: str) -> str:
+    return f"Only a failed request can be retried; `{request_id}` is {state}."
+
+
+def retry_asked(request_id: str) -> str:
+    return (
+        f"`{request_id}` waits for approval again; once approved it resumes from the step that "
+        "failed."
+    )
+
+
+def retry_without_message(request_id: str) -> str:
+    return (
+        f"`{request_id}` was not requested in Slack (no request message to approve on); "
+        "retry it where it was started."
+    )
+
+
+def surveying() -> str:
+    return "Asking each cluster…"
+
+
+def checking_cluster(cluster: str) -> str:
+    return f"Checking {cluster}…"
+
+
+def checking_nodes(count: int, target: str) -> str:
+    return f"Looking for {count} nodes and checking them against {target}…"
+
+
+def locating(node: str) -> str:
+    return f"Looking for `{node}` in the clusters…"
+
+
+def checking_all(source: str, target: str) -> str:
+    return f"Checking every node of {source} against {target}…"

@@ -1,0 +1,160 @@
+"""A batch's message (several nodes in one request): the stored batch and its children (or a
+refused plan) → a `BatchView`, its table already worded cell by cell."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from bot.batch_record import CANCELLED_BY, STATUS_CELL, Row, load_findings, load_rows
+from bot.texts import batch as batch_texts
+from bot.texts import request as request_texts
+from bot.views.closing import ClosingView, approve_confirm, decision_line
+from joinops.requests.lifecycle import State
+from joinops.requests.store import Request
+
+SEVERITY_RANK = {"REFUSAL": 0, "WARNING": 1, "NOTE": 2}
+
+
+@dataclass(frozen=True)
+class BatchView:
+    """What one batch request message shows, worded."""
+
+    fallback: str
+    header: str
+    fields: tuple[str, ...]
+    refusals: tuple[str, ...]  # above the table
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    no_rows: str  # instead of the table when there is no row
+    findings: tuple[str, ...]  # warnings and notes, under the table
+    order: str  # how the nodes are run; "" for a refusal
+    closing: ClosingView
+
+
+def cell_of(child: Request | None) -> str:
+    """A node's STATUS cell."""
+    if child is None:
+        return batch_texts.child_status("pending")
+    return batch_texts.child_status(
+        str(child.state), child.extra.get(STATUS_CELL, ""), child.failed_step
+    )
+
+
+def stored_view(batch: Request, kids: Sequence[Request], max_parallel: int) -> BatchView:
+    rows = load_rows(batch)
+    return view(
+        requester=batch.requester,
+        target=batch.target,
+        rows=rows,
+        findings=load_findings(batch),
+        max_parallel=max_parallel,
+        status=status_line(batch, kids),
+        batch=batch,
+        kids={c.node: c for c in kids},
+    )
+
+
+def view(
+    *,
+    requester: str,
+    target: str,
+    rows: Sequence[Row],
+    findings: Sequence[tuple[str, str]],
+    max_parallel: int,
+    status: str,
+    batch: Request | None = None,
+    kids: Mapping[str, Request] | None = None,
+    force: bool = False,
+) -> BatchView:
+    """A stored batch (`batch`, with its children by node) or a refused plan (`batch` None)."""
+    refused = batch is None
+    ordered = _ordered_findings(rows, findings)
+    refusals = [batch_texts.finding_line(s, node, t) for s, node, t in ordered if s == "REFUSAL"]
+    others = [batch_texts.finding_line(s, node, t) for s, node, t in ordered if s != "REFUSAL"]
+    if not ordered and rows:
+        others = [request_texts.no_findings()]
+    sources = sorted({r.source for r in rows})
+    destroys = sorted({r.source for r in rows if r.destroys})
+    forced = force or bool(batch and batch.force)
+    count = len(rows)
+    return BatchView(
+        fallback=(
+            batch_texts.refused_fallback(requester, count, target)
+            if refused
+            else batch_texts.fallback(requester, count, sources, target)
+        ),
+        header=(batch_texts.refused_header if refused else batch_texts.header)(count, target),
+        fields=tuple(
+            batch_texts.fields(requester, count, sources, target, batch.id if batch else "", forced)
+        ),
+        refusals=tuple(refusals),
+        columns=batch_texts.BATCH_COLUMNS[:-1] if refused else batch_texts.BATCH_COLUMNS,
+        rows=tuple(_row(r, (kids or {}).get(r.node), with_status=not refused) for r in rows),
+        no_rows=batch_texts.no_nodes(),
+        findings=tuple(others),
+        order="" if refused else batch_texts.order(max_parallel, target),
+        closing=ClosingView(
+            request_id=batch.id if batch else "",
+            status=status,
+            buttons=batch is not None and batch.state is State.PENDING,
+            decision=decision_line(batch) if batch else "",
+            confirm=approve_confirm(
+                batch_texts.confirm_destroy_many(destroys) if destroys else "",
+                sum(r.forced for r in rows),
+            ),
+        ),
+    )
+
+
+def _row(r: Row, child: Request | None, with_status: bool = False) -> tuple[str, ...]:
+    cells = (
+        r.node,
+        r.source,
+        batch_texts.versions(r.kubelet, r.target_version),
+        r.role,
+        batch_texts.waits_for(r.after, r.source),
+        batch_texts.findings_cell([(s, c) for s, c, _ in r.findings]),
+    )
+    return (*cells, cell_of(child)) if with_status else cells
+
+
+def _ordered_findings(
+    rows: Sequence[Row], findings: Sequence[tuple[str, str]]
+) -> list[tuple[str, str, str]]:
+    """(severity, node or "", text), refusals first; in each rank the batch's own first."""
+    about_nodes = [(s, r.node, t) for r in rows for s, _, t in r.findings]
+    ordered = [(s, "", t) for s, t in findings] + about_nodes
+    ordered.sort(key=lambda f: SEVERITY_RANK.get(f[0], 3))  # stable
+    return ordered
+
+
+def status_line(batch: Request, kids: Sequence[Request]) -> str:
+    state = batch.state
+    if state is State.PENDING:
+        return request_texts.waiting_status(batch.expires_at, retry=False)
+    if state is State.APPROVED:
+        return request_texts.queued_status()
+    if state is State.RUNNING:
+        if batch.extra.get(CANCELLED_BY):
+            return batch_texts.cancelling_status()
+        count = {s: sum(c.state is s for c in kids) for s in State}
+        return batch_texts.running_status(
+            count[State.SUCCEEDED],
+            count[State.RUNNING],
+            count[State.FAILED],
+            count[State.APPROVED] + count[State.PENDING],
+            len(kids),
+        )
+    if state is State.SUCCEEDED:
+        return batch_texts.succeeded_status(batch.outcome)
+    if state is State.FAILED:
+        by = batch.extra.get(CANCELLED_BY)
+        if by:
+            return batch_texts.cancelled_late_status(by, batch.outcome)
+        return batch_texts.failed_status(batch.outcome)
+    if state is State.CANCELLED:
+        return batch_texts.cancelled_status()
+    if state is State.REJECTED:
+        return request_texts.rejected_status()
+    return request_texts.expired_status()
