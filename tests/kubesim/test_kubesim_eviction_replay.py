@@ -3,7 +3,8 @@
 Each test builds the state the recording describes (same namespaces, pods and budgets), sends the
 recorded request through the official client, and compares what a client reads: the status code,
 the `Retry-After` header, and the whole `Status` body (these bodies carry no ids or timestamps).
-Recordings: shared/fixtures/real-apiserver/ beside the repository (see its README).
+Recordings: tests/kubesim/fixtures/real-apiserver/, copied from the real-apiserver recordings
+(see its README).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from kubernetes import client
 from kubesim import Cluster
 from kubesim.resources import NAMESPACES
 
-RECORDINGS = Path(__file__).resolve().parents[2].parent / "shared/fixtures/real-apiserver"
+RECORDINGS = Path(__file__).resolve().parent / "fixtures/real-apiserver"
 
 
 def recording(name: str) -> dict[str, Any]:
