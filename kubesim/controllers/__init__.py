@@ -32,19 +32,19 @@ class Controllers:
     def changed(self, cluster: SimCluster, change: Change) -> None:
         resource = change.resource
         if resource == "pods":
-            self.replicasets.on_pod(cluster, change)
-            self.statefulsets.on_pod(cluster, change)
-            self.jobs.on_pod(cluster, change)
+            self.replicasets.on_owned(cluster, change)
+            self.statefulsets.on_owned(cluster, change)
+            self.jobs.on_owned(cluster, change)
             self.scheduler.on_pod(cluster, change)
         elif resource == "replicasets":
-            self.replicasets.on_replicaset(cluster, change)
-            self.deployments.on_replicaset(cluster, change)
+            self.replicasets.on_owner(cluster, change)
+            self.deployments.on_owned(cluster, change)
         elif resource == "deployments":
-            self.deployments.on_deployment(cluster, change)
+            self.deployments.on_owner(cluster, change)
         elif resource == "statefulsets":
-            self.statefulsets.on_statefulset(cluster, change)
+            self.statefulsets.on_owner(cluster, change)
         elif resource == "jobs":
-            self.jobs.on_job(cluster, change)
+            self.jobs.on_owner(cluster, change)
         elif resource == "nodes":
             self.scheduler.on_node(cluster, change)
         elif resource == "persistentvolumeclaims":

@@ -13,6 +13,7 @@ from kubesim.resources import PODS, Resource
 from kubesim.routes import Route
 
 if TYPE_CHECKING:
+    from kubesim.entries import Change
     from kubesim.protocols import SimCluster, SimWorld
 
 
@@ -37,6 +38,28 @@ class WorkQueue:
                 self._sync(cluster, namespace, name)
 
         self.world.schedule(delay, run)
+
+
+class OwnerController:
+    """A workload controller's wiring: a change to one of its objects, or to an object it
+    controls (by controllerRef of kind ``KIND``), queues a sync of that owner."""
+
+    KIND = ""
+
+    def __init__(self, world: SimWorld) -> None:
+        self.queue = WorkQueue(world, self.sync)
+
+    def on_owner(self, cluster: SimCluster, change: Change) -> None:
+        if change.type != "DELETED":
+            self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
+
+    def on_owned(self, cluster: SimCluster, change: Change) -> None:
+        ref = controller_ref(change.new.obj)
+        if ref is not None and ref.get("kind") == self.KIND:
+            self.queue.add(cluster, change.new.meta["namespace"], ref.get("name", ""))
+
+    def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
+        raise NotImplementedError
 
 
 def controller_ref(obj: dict[str, Any]) -> dict[str, Any] | None:

@@ -14,17 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from kubesim import objects, workload_objects
 from kubesim.controllers.base import (
-    WorkQueue,
-    controller_ref,
+    OwnerController,
     owned_by,
     owner_reference,
     write_status,
 )
-from kubesim.entries import Change, Entry
+from kubesim.entries import Entry
 from kubesim.resources import DEPLOYMENTS, REPLICASETS
 
 if TYPE_CHECKING:
-    from kubesim.protocols import SimCluster, SimWorld
+    from kubesim.protocols import SimCluster
 
 HASH_LABEL = "pod-template-hash"
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
@@ -36,18 +35,8 @@ def template_hash(template: dict[str, Any]) -> str:
     return "".join(_SAFE[b % len(_SAFE)] for b in digest[:10])
 
 
-class DeploymentController:
-    def __init__(self, world: SimWorld) -> None:
-        self.queue = WorkQueue(world, self.sync)
-
-    def on_deployment(self, cluster: SimCluster, change: Change) -> None:
-        if change.type != "DELETED":
-            self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
-
-    def on_replicaset(self, cluster: SimCluster, change: Change) -> None:
-        ref = controller_ref(change.new.obj)
-        if ref is not None and ref.get("kind") == "Deployment":
-            self.queue.add(cluster, change.new.meta["namespace"], ref.get("name", ""))
+class DeploymentController(OwnerController):
+    KIND = "Deployment"
 
     def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         entry = cluster.store.get(DEPLOYMENTS, namespace, name)

@@ -10,33 +10,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesim.controllers.base import (
-    WorkQueue,
+    OwnerController,
     active,
-    controller_ref,
     create_from_template,
     owned_by,
     write_status,
 )
-from kubesim.entries import Change
 from kubesim.pod_objects import pod_ready
 from kubesim.resources import JOBS, PODS
 
 if TYPE_CHECKING:
-    from kubesim.protocols import SimCluster, SimWorld
+    from kubesim.protocols import SimCluster
 
 
-class JobController:
-    def __init__(self, world: SimWorld) -> None:
-        self.queue = WorkQueue(world, self.sync)
-
-    def on_job(self, cluster: SimCluster, change: Change) -> None:
-        if change.type != "DELETED":
-            self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
-
-    def on_pod(self, cluster: SimCluster, change: Change) -> None:
-        ref = controller_ref(change.new.obj)
-        if ref is not None and ref.get("kind") == "Job":
-            self.queue.add(cluster, change.new.meta["namespace"], ref.get("name", ""))
+class JobController(OwnerController):
+    KIND = "Job"
 
     def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         entry = cluster.store.get(JOBS, namespace, name)

@@ -11,37 +11,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kubesim.controllers.base import (
-    WorkQueue,
+    OwnerController,
     active,
-    controller_ref,
     create_from_template,
     owned_by,
     write_status,
 )
-from kubesim.entries import Change
 from kubesim.pod_objects import pod_ready
 from kubesim.resources import PODS, REPLICASETS
 
 if TYPE_CHECKING:
-    from kubesim.protocols import SimCluster, SimWorld
+    from kubesim.protocols import SimCluster
 
 
 def _deletion_rank(pod: dict[str, Any]) -> tuple[int, int]:
     return (1 if pod.get("spec", {}).get("nodeName") else 0, 1 if pod_ready(pod) else 0)
 
 
-class ReplicaSetController:
-    def __init__(self, world: SimWorld) -> None:
-        self.queue = WorkQueue(world, self.sync)
-
-    def on_replicaset(self, cluster: SimCluster, change: Change) -> None:
-        if change.type != "DELETED":
-            self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
-
-    def on_pod(self, cluster: SimCluster, change: Change) -> None:
-        ref = controller_ref(change.new.obj)
-        if ref is not None and ref.get("kind") == "ReplicaSet":
-            self.queue.add(cluster, change.new.meta["namespace"], ref.get("name", ""))
+class ReplicaSetController(OwnerController):
+    KIND = "ReplicaSet"
 
     def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         entry = cluster.store.get(REPLICASETS, namespace, name)

@@ -12,34 +12,23 @@ from typing import TYPE_CHECKING, Any
 
 from kubesim import objects
 from kubesim.controllers.base import (
-    WorkQueue,
+    OwnerController,
     active,
-    controller_ref,
     create_from_template,
     owned_by,
     write_status,
 )
 from kubesim.controllers.deployment import template_hash
-from kubesim.entries import Change, Entry
+from kubesim.entries import Entry
 from kubesim.pod_objects import pod_ready
 from kubesim.resources import PODS, PVCS, STATEFULSETS
 
 if TYPE_CHECKING:
-    from kubesim.protocols import SimCluster, SimWorld
+    from kubesim.protocols import SimCluster
 
 
-class StatefulSetController:
-    def __init__(self, world: SimWorld) -> None:
-        self.queue = WorkQueue(world, self.sync)
-
-    def on_statefulset(self, cluster: SimCluster, change: Change) -> None:
-        if change.type != "DELETED":
-            self.queue.add(cluster, change.new.meta["namespace"], change.new.meta["name"])
-
-    def on_pod(self, cluster: SimCluster, change: Change) -> None:
-        ref = controller_ref(change.new.obj)
-        if ref is not None and ref.get("kind") == "StatefulSet":
-            self.queue.add(cluster, change.new.meta["namespace"], ref.get("name", ""))
+class StatefulSetController(OwnerController):
+    KIND = "StatefulSet"
 
     def sync(self, cluster: SimCluster, namespace: str, name: str) -> None:
         entry = cluster.store.get(STATEFULSETS, namespace, name)
