@@ -84,3 +84,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # only Redis being down is handled here; anything else re-raises
+        if not _is_redis_down(e):
+            raise
+        print(f"joinops: {_redis_down_text(e)}", file=sys.stderr)
+        return EXIT_REFUSED
+
+
+def _is_redis_down(error: BaseException) -> bool:
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    return isinstance(error, RedisConnectionError | RedisTimeoutError)
+
+
+def _redis_down_text(error: BaseException) -> str:
+    """Where Redis was looked for (host and port only: the URL may hold a password) and why not."""
+    import os
+    import urllib.parse
+
+    from cli import texts
+
+    url = urllib.parse.urlparse(os.environ.get("REDIS_URL", "redis://localhost:6379/0"))
+    where = f"{url.hostname or 'localhost'}:{url.port or 6379}"
+    reason = str(error).split(". ", 1)[-1].rstrip(".") or type(error).__name__
+    return texts.redis_unreachable(where, reason)

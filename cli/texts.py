@@ -105,3 +105,10 @@ def retry_queued(request_id: str) -> str:
 
 
 RETRY_APPROVAL = "retried and approved at the command line"
+
+
+def redis_unreachable(where: str, reason: str) -> str:
+    return (
+        f"cannot reach Redis at {where} ({reason}). "
+        "Start Redis, or point REDIS_URL at one (e.g. redis://localhost:6379/0)."
+    )
