@@ -88,7 +88,7 @@ def run(sizes: Sizes) -> Result:
             sim.reset_requests()
             started = time.perf_counter()
             outcome = drain.drain(
-                cluster, node, deadline=time.time() + DEADLINE, progress=lambda _: None
+                cluster, node, deadline=time.time() + DEADLINE, progress=lambda *_: None
             )
             parallel.append(time.perf_counter() - started)
             requests.append(len(sim.requests))

@@ -113,7 +113,7 @@ def run(sizes: Sizes) -> Result:
         started = time.perf_counter()
         drain.cordon(kube, "ours")
         outcome = drain.drain(
-            kube, "ours", deadline=time.time() + DEADLINE, progress=lambda _: None
+            kube, "ours", deadline=time.time() + DEADLINE, progress=lambda *_: None
         )
         ours = time.perf_counter() - started
         if not outcome.done or outcome.evicted != sizes.pods:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from typing import TextIO
+
 import redis
 
 from cli import texts
-from cli.terminal import TerminalReporter
+from cli.terminal import Reporter, TerminalReporter
 from joinops.requests.events import REQUEST_STREAM, RedisEventLog
 from joinops.requests.lifecycle import State
 from joinops.requests.store import RequestStore
@@ -19,15 +22,22 @@ def follow(connection: redis.Redis, request_id: str, after: str = "0-0") -> int:
     The hint that no worker runs the job is printed once, and only while no worker has taken it
     (no event from a worker yet, the request still approved): a long quiet step is not idleness.
     `after`: an event id (see `last_event_id`) after which this run's events come.
+    At a terminal the step under way is one line redrawn in place (cli.live); otherwise every
+    event is a line.
     """
-    reporter, idle, hinted, taken = TerminalReporter(), 0, False, False
+    with reporter_for(sys.stdout) as reporter:
+        return _follow(connection, request_id, after, reporter)
+
+
+def _follow(connection: redis.Redis, request_id: str, after: str, reporter: Reporter) -> int:
+    idle, hinted, taken = 0, False, False
     for event in RedisEventLog(connection).follow(request_id, after=after):
         if event is None:
             idle += 1
             if not (taken or hinted) and idle >= WAITING_HINT_AFTER:
                 taken = _taken(connection, request_id)
                 if not taken:
-                    print(texts.NO_WORKER, flush=True)
+                    reporter.note(texts.NO_WORKER)
                     hinted = True
             continue
         idle = 0
@@ -36,6 +46,15 @@ def follow(connection: redis.Redis, request_id: str, after: str = "0-0") -> int:
         if event.is_final:
             return 0 if event.state == State.SUCCEEDED else 1
     return 1
+
+
+def reporter_for(out: TextIO) -> Reporter:
+    """A live line when `out` is a terminal, plain lines otherwise."""
+    if out.isatty():
+        from cli.live import LiveReporter  # rich loads only where it is used
+
+        return LiveReporter(out)
+    return TerminalReporter(out)
 
 
 def _taken(connection: redis.Redis, request_id: str) -> bool:

@@ -17,6 +17,16 @@ def for_terminal(text: str) -> str:
     return _SLACK_COMMAND.sub(r"`joinops \1", text)
 
 
+def pods_gone(gone: int, total: int) -> str:
+    return f"{gone}/{total} pods gone"
+
+
+def live_status(number: int, count: int, step: str, detail: str, elapsed: str) -> str:
+    """The live line: `3/7 drain · 2/5 pods gone · 0:12` (no number for a batch's lines)."""
+    where = f"{number}/{count} {step}" if number else step
+    return " · ".join(part for part in (where or "waiting for a worker", detail, elapsed) if part)
+
+
 def bad_role(value: str) -> str:
     allowed = ", ".join(str(r) for r in Role)
     return f"{value!r} is not a role; the roles are {allowed}"

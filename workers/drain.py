@@ -63,14 +63,15 @@ def is_cordoned(cluster: KubeCluster, node: str) -> bool:
 
 
 class Drainer:
-    """Drains one node; `progress(text)` receives a line now and then; `stopped()` aborts."""
+    """Drains one node; `progress(gone, total)` hears how many of the pods to move are gone, now
+    and then (0 first, once the pods to move are known); `stopped()` aborts."""
 
     def __init__(
         self,
         cluster: KubeCluster,
         node: str,
         deadline: float,
-        progress: Callable[[str], None],
+        progress: Callable[[int, int], None],
         stopped: Callable[[], bool] = lambda: False,
         clock: Callable[[], float] = time.time,
         force: bool = False,
@@ -91,7 +92,7 @@ class Drainer:
         to_evict = self._select(podsafety.classify(self.cluster, self.node, pods))
         total = len(self._remaining)
         if total:
-            self.progress(f"{total} pods to move off {self.node}")
+            self.progress(0, total)
         self._unanswered = len(to_evict)
         if not to_evict:
             self._answered.set()
@@ -227,7 +228,7 @@ class Drainer:
             gone = total - len(self._remaining)
             if total and gone - reported >= max(1, total // 4) and self._remaining:
                 reported = gone
-                self.progress(f"{gone} of {total} pods gone")
+                self.progress(gone, total)
 
     def _watch_once(self, resource_version: str, seconds: float) -> str:
         stream = watch.Watch()

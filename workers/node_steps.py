@@ -55,7 +55,9 @@ def drain_node(run: Run) -> str:
         run.source,
         run.request.node,
         deadline=started + run.ctx.settings.timeouts.drain.total_seconds(),
-        progress=lambda text: run.progress("drain", text),
+        progress=lambda gone, total: run.progress(
+            "drain", step_texts.pods_gone(run.request.node, gone, total), done=gone, total=total
+        ),
         stopped=run.cancelled,
         clock=run.ctx.clock,
         force=run.request.force,

@@ -52,9 +52,18 @@ class Run:
     def remember(self, step: str, **data: Any) -> None:
         self.ctx.records.remember(self.id, step, **data)
 
-    def progress(self, step: str, text: str) -> None:
+    def progress(self, step: str, text: str, *, done: int = 0, total: int = 0) -> None:
+        """A line inside `step`; `done` of `total` when it counts something (pods gone)."""
         self.ctx.reporter.emit(
-            Event(self.id, EventKind.PROGRESS, text, step=step, at=self.ctx.clock())
+            Event(
+                self.id,
+                EventKind.PROGRESS,
+                text,
+                step=step,
+                at=self.ctx.clock(),
+                done=done,
+                total=total,
+            )
         )
 
     def cancelled(self) -> bool:

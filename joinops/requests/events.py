@@ -6,6 +6,7 @@ request (the CLI follows it) and to one global stream (the Slack bot relays it i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterator
@@ -37,6 +38,8 @@ class Event:
     state: str = ""
     at: float = 0.0
     seconds: float = 0.0  # how long the step took, for finished steps
+    done: int = 0  # a counting progress line: `done` of `total` (drain: pods gone of those to move)
+    total: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -45,7 +48,8 @@ class Event:
     def from_json(cls, text: str) -> Event:
         raw = json.loads(text)
         raw["kind"] = EventKind(raw["kind"])
-        return cls(**raw)
+        known = {f.name for f in dataclasses.fields(cls)}  # a newer writer's extra fields: ignored
+        return cls(**{k: v for k, v in raw.items() if k in known})
 
     @property
     def is_final(self) -> bool:

@@ -104,6 +104,12 @@ def cordoned(node: str, source: str) -> str:
     return f"`{node}` cordoned in {source}: no new pods will be scheduled on it."
 
 
+def pods_gone(node: str, gone: int, total: int) -> str:
+    if gone == 0:
+        return f"{total} pods to move off {node}"
+    return f"{gone} of {total} pods gone"
+
+
 def drained(
     node: str,
     pods: int,

@@ -97,7 +97,7 @@ def drain_in_thread(world, tmp_path, node: str):  # type: ignore[no-untyped-def]
     def run() -> None:
         try:
             outcome["result"] = drain.drain(
-                cluster, node, deadline=time.time() + 30, progress=lambda _: None
+                cluster, node, deadline=time.time() + 30, progress=lambda *_: None
             )
         except Exception as e:  # the test asserts there was none
             outcome["error"] = e

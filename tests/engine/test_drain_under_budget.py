@@ -102,7 +102,7 @@ def test_deployment_under_min_available_drains_completely_without_breaking_the_b
         observed = BudgetWatch(policy).start()
         kube = KubeCluster("clusterA", raw, timeout_seconds=5)
         cordon(kube, "a-w-1")
-        result = drain(kube, "a-w-1", deadline=time.time() + 30, progress=lambda _: None)
+        result = drain(kube, "a-w-1", deadline=time.time() + 30, progress=lambda *_: None)
         world.wait_for(lambda: budget().current_healthy == 5)
         world.wait_for(lambda: observed.healthy and observed.healthy[-1] == 5)
         observed.stop()
