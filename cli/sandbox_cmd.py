@@ -41,6 +41,19 @@ def register(sub: Any) -> None:
         default=Path("sandbox"),
         help="where to write kubeconfig and joinops.yaml (default ./sandbox)",
     )
+    p.add_argument(
+        "--slack",
+        action="store_true",
+        help="also run the bot over a simulated Slack, with a web page for its channel "
+        "(needs Redis at REDIS_URL)",
+    )
+    p.add_argument(
+        "--web-port",
+        type=int,
+        default=8000,
+        metavar="N",
+        help="with --slack: the page's port on 127.0.0.1 (default 8000; 0 picks a free one)",
+    )
     p.set_defaults(run=run)
 
 
@@ -79,8 +92,11 @@ def run(args: argparse.Namespace) -> int:
                 sort_keys=False,
             )
         )
-        print(_next_steps(config), flush=True)
-        _wait_for_interrupt()
+        if args.slack:
+            _serve_slack(config, args)
+        else:
+            print(_next_steps(config), flush=True)
+            _wait_for_interrupt()
     return 0
 
 
@@ -96,6 +112,17 @@ def _next_steps(config: Path) -> str:
         f"  joinops plan node-1 --from host-1 --to clusterB --as control-plane\n"
         f"Press Ctrl-C to stop."
     )
+
+
+def _serve_slack(config: Path, args: argparse.Namespace) -> None:
+    from cli import sandbox_slack, texts
+    from joinops.settings import Secrets
+
+    redis_url = Secrets().redis_url
+    log = args.dir / "worker.log"
+    with sandbox_slack.slack_sandbox(config, redis_url, args.web_port, log) as url:
+        print(texts.sandbox_slack_ready(url, config, log), flush=True)
+        _wait_for_interrupt()
 
 
 def _wait_for_interrupt() -> None:

@@ -4,6 +4,7 @@ own words (its commands are `joinops …`, never Slack's `/join …`)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from joinops.requests.model import Role
 
@@ -25,6 +26,25 @@ def live_status(number: int, count: int, step: str, detail: str, elapsed: str) -
     """The live line: `3/7 drain · 2/5 pods gone · 0:12` (no number for a batch's lines)."""
     where = f"{number}/{count} {step}" if number else step
     return " · ".join(part for part in (where or "waiting for a worker", detail, elapsed) if part)
+
+
+def sandbox_needs_redis(redis_url: str, why: str) -> str:
+    return (
+        f"REDIS_URL: nothing answers at {redis_url} ({why}); the bot and its worker keep "
+        "requests in Redis: start one (`redis-server`) or point REDIS_URL at one"
+    )
+
+
+def sandbox_slack_ready(url: str, config: Path, worker_log: Path) -> str:
+    return (
+        f"The bot is serving a simulated Slack. Open its channel: {url}\n"
+        f"  as alice (a requester) type `/join a-w-1 from clusterA to clusterB`,\n"
+        f"  switch to bob (the approver) and click Approve; the thread fills as it runs.\n"
+        f"A worker runs the migrations (its log: {worker_log}). The terminal works too:\n"
+        f"  export JOINOPS_CONFIG={config.resolve()}\n"
+        f"  joinops list\n"
+        f"Press Ctrl-C to stop."
+    )
 
 
 def bad_role(value: str) -> str:

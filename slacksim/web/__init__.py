@@ -1,0 +1,11 @@
+"""A web page that stands in for a Slack channel, over SlackSim (see `ChannelPage`).
+
+The page types slash commands and clicks buttons as people of the workspace; `Gateway` turns
+them into requests signed and delivered to the app exactly as Slack would send them, and the
+page draws what the app posted from SlackSim's state (`snapshot`).
+"""
+
+from slacksim.web.gateway import Gateway, Person
+from slacksim.web.page import ChannelPage
+
+__all__ = ["ChannelPage", "Gateway", "Person"]
