@@ -33,11 +33,12 @@ from bot.texts import answers as answers_texts
 from bot.texts import batch as batch_texts
 from bot.views import batch as batch_views
 from joinops.queue import enqueue_batch_advance, schedule_expiry
-from joinops.requests import outcome_texts
+from joinops.requests import cancel_texts, outcome_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
+from joinops.requests.surface import Surface
 from joinops.rules.batch import BatchPlan, approve_children, create_batch
 
 log = logging.getLogger(__name__)
@@ -171,7 +172,7 @@ class Batches:
                 return batch_texts.cancelled_now(batch.id)
             batch = ctx.store.get(batch.id) or batch
         if batch.state not in (State.APPROVED, State.RUNNING):
-            return answers_texts.cannot_cancel_finished(batch.id, str(batch.state))
+            return cancel_texts.cannot_cancel_finished(batch.id, str(batch.state))
         ctx.store.update(batch.id, **{"x:" + batch_record.CANCELLED_BY: user})
         stopped, going_on = 0, []
         for child in batch_record.children(ctx.store, batch):
@@ -196,7 +197,7 @@ class Batches:
         ctx.audit.record(Action.CANCELLED, user, batch, f"{stopped} nodes stopped")
         enqueue_batch_advance(ctx.redis, batch.id)  # it ends once every node has
         self.messages.refresh(batch.id)
-        return batch_texts.cancelling(batch.id, stopped, going_on)
+        return cancel_texts.batch_cancelling(batch.id, stopped, going_on, Surface.SLACK)
 
     def retry_answer(self, batch: Request) -> str:
         if batch.state is not State.FAILED:

@@ -13,11 +13,13 @@ from bot.texts import batch as batch_texts
 from bot.texts import ignition as ignition_texts
 from joinops.ignition import request as ir
 from joinops.queue import enqueue_batch_advance, schedule_expiry
+from joinops.requests import cancel_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
 from joinops.requests.outcome_texts import cancelled as cancelled_outcome
 from joinops.requests.store import Request
+from joinops.requests.surface import Surface
 
 
 class Changes:
@@ -56,12 +58,12 @@ class Changes:
             current = ctx.store.get(request.id) or request
             if current.state.is_active and current.agent_started:
                 inv.tell(
-                    answers_texts.cannot_cancel_agent(
-                        request.id, request.node, request.source, request.target
+                    cancel_texts.cannot_cancel_agent(
+                        request.id, request.node, request.source, request.target, Surface.SLACK
                     )
                 )
             else:
-                inv.tell(answers_texts.cannot_cancel_finished(request.id, str(current.state)))
+                inv.tell(cancel_texts.cannot_cancel_finished(request.id, str(current.state)))
             return
         ctx.audit.record(Action.CANCELLED, inv.user, request, f"was {before}")
         if request.parent:  # a batch's node: the batch goes on without it
@@ -77,10 +79,10 @@ class Changes:
             ctx.events.emit(
                 Event(request.id, EventKind.STATE, outcome, state="cancelled", at=ctx.clock())
             )
-            inv.tell(answers_texts.cancelled_now(request.id))
+            inv.tell(cancel_texts.cancelled_now(request.id))
         else:
             inv.tell(
-                answers_texts.cancelling(request.id, request.node)
+                cancel_texts.cancelling(request.id, request.node, Surface.SLACK)
             )  # the worker rolls back, reports
         self.messages.refresh(request.id)
 

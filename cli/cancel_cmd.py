@@ -13,11 +13,12 @@ from typing import Any
 from cli import texts
 from cli.requests import Requests, children, operator, request_id
 from joinops.queue import enqueue_batch_advance
-from joinops.requests import outcome_texts
+from joinops.requests import cancel_texts, outcome_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
+from joinops.requests.surface import Surface
 
 EXIT_OK, EXIT_REFUSED = 0, 1
 
@@ -47,23 +48,24 @@ def cancel(requests: Requests, request: Request, user: str) -> tuple[str, int]:
     if not moved:
         current = store.get(request.id) or request
         if current.state.is_active and current.agent_started:
-            text = texts.cannot_cancel_agent(
-                request.id, request.node, request.source, request.target
+            text = cancel_texts.cannot_cancel_agent(
+                request.id, request.node, request.source, request.target, Surface.TERMINAL
             )
             return text, EXIT_REFUSED
-        return texts.cannot_cancel_finished(request.id, str(current.state)), EXIT_REFUSED
+        return cancel_texts.cannot_cancel_finished(request.id, str(current.state)), EXIT_REFUSED
     requests.audit.record(Action.CANCELLED, user, request, f"was {before}")
     if request.parent:  # a batch's node: the batch goes on without it
         enqueue_batch_advance(requests.redis, request.parent)
     if before not in (State.PENDING, State.APPROVED):
-        return texts.cancelling(request.id, request.node), EXIT_OK  # the worker reports the end
-    return texts.cancelled_now(request.id), EXIT_OK
+        answer = cancel_texts.cancelling(request.id, request.node, Surface.TERMINAL)
+        return answer, EXIT_OK  # the worker reports the end
+    return cancel_texts.cancelled_now(request.id), EXIT_OK
 
 
 def cancel_batch(requests: Requests, batch: Request, user: str) -> tuple[str, int]:
     """Every node of the batch not past its point of no return stops; the batch then ends."""
     if batch.state not in (State.APPROVED, State.RUNNING):
-        return texts.cannot_cancel_finished(batch.id, str(batch.state)), EXIT_REFUSED
+        return cancel_texts.cannot_cancel_finished(batch.id, str(batch.state)), EXIT_REFUSED
     requests.store.update(batch.id, **{"x:cancelled_by": user})
     stopped, going_on = 0, []
     for child in children(requests.store, batch):
@@ -76,7 +78,10 @@ def cancel_batch(requests: Requests, batch: Request, user: str) -> tuple[str, in
             going_on.append(child.node)
     requests.audit.record(Action.CANCELLED, user, batch, f"{stopped} nodes stopped")
     enqueue_batch_advance(requests.redis, batch.id)  # it ends once every node has
-    return texts.batch_cancelling(batch.id, stopped, going_on), EXIT_OK
+    return (
+        cancel_texts.batch_cancelling(batch.id, stopped, going_on, Surface.TERMINAL),
+        EXIT_OK,
+    )
 
 
 def _stop(requests: Requests, request: Request, user: str) -> tuple[bool, State | None]:

@@ -28,6 +28,7 @@ from joinops.errors import ClusterError, UsageError
 from joinops.ignition import request as ir
 from joinops.ignition import texts
 from joinops.requests.ids import new_request_id
+from joinops.requests.surface import terminal_user
 from joinops.settings import Settings, parse_duration
 
 
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from workers.ignition.create import commands_script, token_description
     from workers.ignition.prepare import IgnitionAsk, prepare
 
-    who = f"cli:{getpass.getuser()}"
+    who = terminal_user(getpass.getuser())
     request_id = new_request_id()
     description = token_description(f"{who} ({request_id})")
     try:

@@ -36,7 +36,7 @@ class LiveStatus:
         if event.kind is EventKind.PROGRESS and event.total:
             self.detail = texts.pods_gone(event.done, event.total)
         elif event.kind is EventKind.PROGRESS:
-            self.detail = texts.for_terminal(event.text)
+            self.detail = event.text
 
     def render(self) -> Text:
         number = STEP_IDS.index(self.step) + 1 if self.step in STEP_IDS else 0

@@ -15,6 +15,7 @@ from joinops.requests.events import RedisEventLog
 from joinops.requests.ids import is_request_id
 from joinops.requests.steprecords import StepRecords
 from joinops.requests.store import Request, RequestStore
+from joinops.requests.surface import terminal_user
 from joinops.settings import Settings, load_settings
 
 
@@ -65,4 +66,4 @@ def request_id(value: str) -> str:
 
 def operator() -> str:
     """The CLI user: the operator, who may act on any request (as an approver in Slack)."""
-    return f"cli:{getpass.getuser()}"
+    return terminal_user(getpass.getuser())

@@ -42,7 +42,7 @@ def render(request: Request, records: dict[str, StepRecord], children: list[Requ
         lines.extend(_step_line(records[s]) for s in STEP_IDS if s in records)
     lines.extend(f"  - {headline(child)}" for child in children)
     if request.outcome:
-        lines.append(f"  {texts.for_terminal(request.outcome)}")
+        lines.append(f"  {request.outcome}")
     return "\n".join(lines)
 
 
@@ -59,7 +59,7 @@ def headline(request: Request) -> str:
 
 def _step_line(record: StepRecord) -> str:
     took = f" ({record.seconds:.1f} s)" if record.seconds >= 0.1 else ""
-    text = f": {texts.for_terminal(record.message)}" if record.message else ""
+    text = f": {record.message}" if record.message else ""
     return f"  [{record.step}] {record.outcome}{took}{text}"
 
 

@@ -11,7 +11,6 @@ import time
 from types import TracebackType
 from typing import Protocol, TextIO
 
-from cli.texts import for_terminal
 from joinops.requests.events import Event, EventKind
 
 _MARK = {
@@ -30,7 +29,7 @@ def line(event: Event) -> str:
     step = f"[{event.step}] " if event.step else ""
     took = f" ({event.seconds:.1f} s)" if event.seconds >= 0.1 else ""
     state = f"{event.state.upper()}: " if event.kind is EventKind.STATE else ""
-    return f"{stamp} {_MARK[event.kind]} {step}{state}{for_terminal(event.text)}{took}"
+    return f"{stamp} {_MARK[event.kind]} {step}{state}{event.text}{took}"
 
 
 class Reporter(Protocol):

@@ -3,19 +3,11 @@ own words (its commands are `joinops …`, never Slack's `/join …`)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from joinops.requests.model import Role
 
 NO_WORKER = "No worker has started it yet: is `joinops worker` running?"
-
-_SLACK_COMMAND = re.compile(r"`/join (retry|status|cancel|list)\b")
-
-
-def for_terminal(text: str) -> str:
-    """An engine outcome written for both surfaces, with Slack's commands renamed."""
-    return _SLACK_COMMAND.sub(r"`joinops \1", text)
 
 
 def pods_gone(gone: int, total: int) -> str:
@@ -73,35 +65,6 @@ def no_requests() -> str:
 
 def none_active() -> str:
     return "No active requests."
-
-
-def cancelled_now(request_id: str) -> str:
-    return f"Cancelled {request_id}: it had not started, nothing was changed."
-
-
-def cancelling(request_id: str, node: str) -> str:
-    return (
-        f"Cancelling {request_id}: the worker stops after its current step and undoes what it "
-        f"did to `{node}`. `joinops status {request_id}` shows where it is."
-    )
-
-
-def cannot_cancel_agent(request_id: str, node: str, source: str, target: str) -> str:
-    return (
-        f"Too late to cancel {request_id}: the node agent has started, `{node}` has left "
-        f"{source} and is joining {target}. `joinops status {request_id}` follows it."
-    )
-
-
-def cannot_cancel_finished(request_id: str, state: str) -> str:
-    return f"{request_id} is {state}: there is nothing to cancel."
-
-
-def batch_cancelling(request_id: str, stopped: int, going_on: list[str]) -> str:
-    line = f"Cancelling {request_id}: {stopped} node(s) not yet past the point of no return stop."
-    if going_on:
-        line += f" Too late for {', '.join(going_on)}: the node agent has started; they finish."
-    return line + f" `joinops status {request_id}` shows each node."
 
 
 def cannot_cancel_kind(request_id: str, kind: str) -> str:

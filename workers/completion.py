@@ -48,7 +48,7 @@ def wait_joined(run: Run) -> str:
                             run.request.target,
                             missing,
                             agent.unit_name(run.id),
-                            run.id,
+                            run.request,
                         )
                     )
             if ready:

@@ -45,29 +45,6 @@ def not_allowed_to(action: str, request_id: str) -> str:
     )
 
 
-def cancelled_now(request_id: str) -> str:
-    return f"Cancelled `{request_id}` before it started: nothing was done."
-
-
-def cancelling(request_id: str, node: str) -> str:
-    return (
-        f"Cancelling `{request_id}`: the worker stops before the node agent starts and puts "
-        f"`{node}` back as it was. The thread says when it is done."
-    )
-
-
-def cannot_cancel_agent(request_id: str, node: str, source: str, target: str) -> str:
-    return (
-        f"Too late to cancel `{request_id}`: the node agent has started on `{node}`, which is "
-        f"leaving {source} for {target}, and that cannot be stopped. Follow the thread: if "
-        "the join fails, the outcome says where the node is and what to do."
-    )
-
-
-def cannot_cancel_finished(request_id: str, state: str) -> str:
-    return f"Request `{request_id}` is {state}; there is nothing to cancel."
-
-
 def retry_only_failed(request_id: str, state: str) -> str:
     return f"Only a failed request can be retried; `{request_id}` is {state}."
 

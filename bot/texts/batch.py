@@ -224,17 +224,6 @@ def cancelled_now(request_id: str) -> str:
     return f"Cancelled `{request_id}` before it started: nothing was moved."
 
 
-def cancelling(request_id: str, stopped: int, going_on: Sequence[str]) -> str:
-    line = (
-        f"Cancelling `{request_id}`: {node_count(stopped)} not yet past the point of no return "
-        "stop."
-    )
-    if going_on:
-        names = ", ".join(f"`{n}`" for n in going_on)
-        line += f" Too late for {names}: the node agent has started; they finish."
-    return line + " The thread gets the summary."
-
-
 def not_retried(request_id: str, not_moved: Sequence[str], target: str) -> str:
     if not not_moved:
         return f"`{request_id}` moved every node; there is nothing to retry."

@@ -1,7 +1,8 @@
 """How a request ends, and where its node is then: success, failure, cancel, resume, and
 the lines of a batch's summary.
 
-Shared by the Slack thread and the terminal. Text only, no formatting markup beyond backticks.
+Shared by the Slack thread and the terminal. Text only, no formatting markup beyond backticks; a
+command to run next is named as the request's own surface spells it (joinops.requests.surface).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from joinops.requests.surface import command
 from joinops.wording import minutes
 
 
@@ -49,8 +51,8 @@ def where_before_agent(request: Any, cordon_restored: bool) -> str:
     state = "its schedulability restored" if cordon_restored else "as it was"
     return (
         f"Where it is: `{request.node}` is still in {request.source}, {state}; nothing "
-        f"was left in {request.target}. Next: fix the cause, then `/join retry "
-        f"{request.id}`."
+        f"was left in {request.target}. Next: fix the cause, then "
+        f"{command(request, 'retry')}."
     )
 
 
@@ -61,7 +63,7 @@ def where_agent_unconfirmed(request: Any) -> str:
         f"{request.source}. Look for `{request.node}` with `kubectl get nodes` in "
         f"{request.target} and in {request.source}. Its bootstrap token was deleted (if "
         f"{request.target} answered), so a join still under way fails. Next: if it is Ready in "
-        f"{request.target}, `/join retry {request.id}` cleans up; if it is in neither, re-join "
+        f"{request.target}, {command(request, 'retry')} cleans up; if it is in neither, re-join "
         f"the host with fresh material from `joinops ignition --cluster {request.target}`."
     )
 
@@ -69,7 +71,7 @@ def where_agent_unconfirmed(request: Any) -> str:
 def where_after_join(request: Any) -> str:
     return (
         f"Where it is: `{request.node}` is Ready in {request.target}; only the clean-up "
-        f"is left. Next: `/join retry {request.id}` finishes it."
+        f"is left. Next: {command(request, 'retry')} finishes it."
     )
 
 
@@ -102,7 +104,7 @@ def never_joined(
         f"{request.source} (NotReady there), and {seen}. "
         f"How to look: on the host, `journalctl -u {unit}` shows the join; "
         f"`kubectl get nodes` in {request.target}. {token} "
-        f"Next: fix the cause, then `/join retry {request.id}` (or `joinops migrate` again) to "
+        f"Next: fix the cause, then {command(request, 'retry')} (or `joinops migrate` again) to "
         f"wait for it again, or re-join the host by hand with fresh material from "
         f"`joinops ignition --cluster {request.target}`."
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from joinops.requests.surface import command
 from joinops.wording import count_pods, minutes, named
 
 CLUSTER_INFO = "ConfigMap kube-public/cluster-info"
@@ -188,7 +189,7 @@ def control_plane_waiting(node: str, target: str, missing: list[str]) -> str:
 
 
 def control_plane_incomplete(
-    node: str, target: str, missing: list[str], unit: str, request_id: str
+    node: str, target: str, missing: list[str], unit: str, request: Any
 ) -> str:
     return (
         f"`{node}` registered and turned Ready in {target}, but its control plane did not "
@@ -197,7 +198,7 @@ def control_plane_incomplete(
         f"How to look: on the host, `journalctl -u {unit}`; in {target}, `kubectl -n "
         f"kube-system get pods -o wide | grep {node}` and `kubectl get node {node}`. Do not "
         f"move another control plane of {target} until this one is healthy. Then "
-        f"`/join retry {request_id}` to check again."
+        f"{command(request, 'retry')} to check again."
     )
 
 

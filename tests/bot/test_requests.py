@@ -173,7 +173,7 @@ def test_cancel_before_approval_and_who_may_cancel(bot):
     replies = bot.wait_thread(request.id, lambda r: r)
     assert replies[-1].startswith(f":white_circle: <@{REQUESTER}> Cancelled before")
     _, rid = bot.slash(f"cancel {request.id}")
-    assert "is cancelled; there is nothing to cancel" in bot.wait_answer(rid)
+    assert "is cancelled: there is nothing to cancel" in bot.wait_answer(rid)
 
 
 def test_cancel_after_the_agent_started_explains_it_cannot_be_stopped(bot):

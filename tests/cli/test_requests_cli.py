@@ -31,7 +31,7 @@ def test_list_status_and_cancel_before_a_worker_takes_it(world, config, capsys):
     assert "asked by cli:" in capsys.readouterr().out
 
     assert main(["cancel", rid]) == 0
-    assert f"Cancelled {rid}: it had not started" in capsys.readouterr().out
+    assert f"Cancelled `{rid}` before it started: nothing was changed" in capsys.readouterr().out
     assert main(["status"]) == 0  # the latest request
     out = capsys.readouterr().out
     assert f"{rid} CANCELLED" in out and "`a-w-1` stays in clusterA" in out
@@ -81,7 +81,7 @@ def test_cancel_is_refused_once_the_node_agent_started(world, config, capsys, re
     assert store.transition(rid, State.RUNNING)[0]
     store.update(rid, agent_started=True)
     assert main(["cancel", rid]) == 1
-    assert f"Too late to cancel {rid}: the node agent has started" in capsys.readouterr().out
+    assert f"Too late to cancel `{rid}`: the node agent has started" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -124,7 +124,7 @@ def test_cancel_a_batch_stops_its_nodes_and_status_lists_them(
     assert main([*argv, "--no-follow"]) == 0
     batch_id = queued_id(capsys.readouterr().out)
     assert main(["cancel", batch_id]) == 0
-    assert f"Cancelling {batch_id}: 2 node(s)" in capsys.readouterr().out
+    assert f"Cancelling `{batch_id}`: 2 nodes not yet past" in capsys.readouterr().out
     start()  # the batch ends once it sees every node stopped
     assert follow(redis_client, batch_id) == 1
     assert main(["status", batch_id]) == 0
