@@ -26,6 +26,7 @@ from bot.availability import StoreCheck, StoreProbe
 from bot.commands import SlashCommands
 from bot.context import BotContext
 from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
+from bot.render.loans import EXTEND_ACTION, RETURN_ACTION
 from bot.slack_retry import TransientSlackErrors
 from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
@@ -104,6 +105,8 @@ def build_app(
     app.command(COMMAND)(commands.on_command)
     app.action(APPROVE_ACTION)(approval.on_approve)
     app.action(REJECT_ACTION)(approval.on_reject)
+    app.action(EXTEND_ACTION)(commands.loans.on_extend)
+    app.action(RETURN_ACTION)(commands.loans.on_return)
     app.error(_on_error)
     return app
 

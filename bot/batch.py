@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 
-from bot import batch_record
+from bot import batch_record, loans
 from bot.availability import store_answers
 from bot.context import BotContext
 from bot.message import SLACK_ERRORS, RequestMessages, slack_error
@@ -62,7 +63,12 @@ class Batches:
     # ---- asking ----------------------------------------------------------------------------
 
     def ask(
-        self, user: str, channel: str, plan: BatchPlan, asked: Sequence[str] = ()
+        self,
+        user: str,
+        channel: str,
+        plan: BatchPlan,
+        asked: Sequence[str] = (),
+        lend_for: timedelta | None = None,
     ) -> str | None:
         """Post the batch's request message (or its refusal); what to tell `user`, if anything."""
         ctx = self.ctx
@@ -86,6 +92,9 @@ class Batches:
         kids = batch_record.child_ids(batch)
         for child_id in kids:  # a node nobody approved expires with its batch
             ctx.store.update(child_id, expires_at=expires_at)
+            child = ctx.store.get(child_id)
+            if lend_for is not None and child is not None:
+                loans.lend(ctx, child, lend_for)  # each node is lent, and returned, on its own
         batch = ctx.store.get(batch.id) or batch
         try:
             ts = self.messages.post_request(batch)

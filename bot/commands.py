@@ -19,7 +19,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot import batch_record, grammar, parsed
+from bot import batch_record, grammar, loans, parsed
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.changes import Changes
@@ -84,6 +84,7 @@ class SlashCommands:
         self.ignitions = Ignitions(ctx, self.messages)
         self.migrations = Migrations(ctx, self.messages)
         self.changes = Changes(ctx, self.messages, self.batches)
+        self.loans = loans.Loans(ctx, self.messages)
         self.routes: list[Route] = [
             Route(_is(parsed.Help), lambda _: usage_texts.help_text()),
             Route(_one_node, self._checking_text, self.migrations.ask),
@@ -94,6 +95,7 @@ class SlashCommands:
             Route(_is(parsed.Clusters), lambda _: answers_texts.surveying(), self.clusters),
             Route(_is(parsed.Status), lambda _: None, self.status),
             Route(_is(parsed.List), lambda _: None, self.list_active),
+            Route(_is(parsed.Loans), lambda _: None, self.list_loans),
             Route(_is(parsed.Cancel), lambda _: None, self.changes.cancel),
             Route(_is(parsed.Retry), lambda _: None, self.changes.retry),
         ]
@@ -107,6 +109,10 @@ class SlashCommands:
             typed = grammar.parse(str(command.get("text") or ""), self.ctx.settings.cluster_names)
         except grammar.GrammarError as e:
             ack_with(ack, e.reply)
+            return
+        problem = loans.loan_problem(typed, self.ctx.settings.policy)
+        if problem is not None:
+            ack_with(ack, problem)
             return
         route = next((r for r in self.routes if r.matches(typed)), None)
         if route is None:
@@ -171,6 +177,7 @@ class SlashCommands:
                 force=command.force,
             ),
             nodes,
+            command,
         )
 
     def migrate_all(self, inv: Invocation, command: parsed.MigrateAll) -> None:
@@ -180,10 +187,15 @@ class SlashCommands:
                 command.source, command.target, self.ctx.clusters, force=command.force
             ),
             [],
+            command,
         )
 
     def _batch(
-        self, inv: Invocation, plan: Callable[[], batches.BatchPlan], asked: list[str]
+        self,
+        inv: Invocation,
+        plan: Callable[[], batches.BatchPlan],
+        asked: list[str],
+        command: parsed.Command,
     ) -> None:
         try:
             made = plan()
@@ -193,7 +205,8 @@ class SlashCommands:
         except ConfigError as e:
             inv.tell(answers_texts.configuration_problem(str(e)))
             return
-        answer = self.batches.ask(inv.user, inv.channel, made, asked)
+        lend_for = loans.loan_length(command, self.ctx.settings.policy)
+        answer = self.batches.ask(inv.user, inv.channel, made, asked, lend_for=lend_for)
         if answer:
             inv.tell(answer)
 
@@ -229,6 +242,9 @@ class SlashCommands:
     def list_active(self, inv: Invocation, command: parsed.List) -> None:
         active = [r for r in self.ctx.store.active() if not r.parent]
         _tell_report(inv, report_views.active_view(active))
+
+    def list_loans(self, inv: Invocation, command: parsed.Loans) -> None:
+        _tell_report(inv, self.loans.listed())
 
 
 def _tell_report(inv: Invocation, view: report_views.ReportView) -> None:

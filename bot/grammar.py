@@ -2,11 +2,11 @@
 
 Forms (keywords in any case, any whitespace between words)::
 
-    NODE [NODE ...] [from SOURCE] to TARGET [as ROLE] [force]   -> Migrate
-    all from SOURCE to TARGET [force]                           -> MigrateAll
+    NODE [NODE ...] [from SOURCE] to TARGET [as ROLE] [for DURATION] [force]   -> Migrate
+    all from SOURCE to TARGET [for DURATION] [force]                           -> MigrateAll
     ignition CLUSTER [as ROLE]                          -> Ignition
     status [REQUEST_ID] | cancel REQUEST_ID | retry REQUEST_ID
-    help | clusters | list | (nothing)                  -> Help, Clusters, List, Help
+    help | clusters | list | loans | (nothing)          -> Help, Clusters, List, Loans, Help
 
 The typed commands are `bot.parsed`'s. Anything else raises GrammarError(message, usage);
 `str(error)` is the reply to show.
@@ -18,6 +18,8 @@ Decisions:
 - A closing `force` (any case) asks for a forced drain: pods no controller recreates, and pods on
   node-local volumes, are deleted (`kubectl drain --force`). It is a keyword only as the last
   word and not right after `to`, `from` or `as`, so a cluster named `force` can still be a target.
+- A closing `for DURATION` (before or after `force`) lends the nodes: the word is kept as typed
+  and checked against the policy's range by `bot.loans` (which knows the settings).
 - The first word decides the form: a node literally named `all`, `list`, `status`, ... can only
   be moved when it is not the first node named.
 - Node names are taken exactly as typed and must be DNS-1123 subdomains, as Kubernetes node
@@ -44,11 +46,13 @@ from bot.parsed import (
     Help,
     Ignition,
     List,
+    Loans,
     Migrate,
     MigrateAll,
     Retry,
     Status,
 )
+from bot.texts import loans as loan_texts
 from bot.texts import usage as usage_texts
 from joinops.requests.model import Role
 
@@ -95,6 +99,7 @@ _USAGES = {
     "retry": usage_texts.USAGE_RETRY,
     "ignition": usage_texts.USAGE_IGNITION,
     "all": usage_texts.USAGE_MIGRATE_ALL,
+    "loans": loan_texts.USAGE_LOANS,
 }
 
 
@@ -107,9 +112,11 @@ def parse(text: str, known_clusters: Sequence[str]) -> Command:
     clusters = _Clusters(known_clusters)
     if head == "help":
         return Help()
-    if head in ("clusters", "list"):
+    if head in ("clusters", "list", "loans"):
         if rest:
             raise GrammarError(usage_texts.takes_no_arguments(head, rest), _USAGES[head])
+        if head == "loans":
+            return Loans()
         return Clusters() if head == "clusters" else List()
     if head == "status":
         cursor = _Words(rest, _USAGES[head])
@@ -124,9 +131,22 @@ def parse(text: str, known_clusters: Sequence[str]) -> Command:
     if head == "ignition":
         return _ignition(_Words(rest, _USAGES[head]), clusters)
     words, force = _closing_force(words)
+    words, loan = _closing_loan(words, head)
+    if not force:
+        words, force = _closing_force(words)
     if head == "all":
-        return replace(_migrate_all(_Words(words[1:], _USAGES[head]), clusters), force=force)
-    return replace(_migrate(words, clusters), force=force)
+        command = _migrate_all(_Words(words[1:], _USAGES[head]), clusters)
+        return replace(command, force=force, loan=loan)
+    return replace(_migrate(words, clusters), force=force, loan=loan)
+
+
+def _closing_loan(words: list[str], head: str) -> tuple[list[str], str]:
+    """The words without a closing `for DURATION`, and the duration as typed ("" if none)."""
+    if len(words) > 2 and words[-1].lower() == "for":
+        raise GrammarError(usage_texts.missing_value("for", "DURATION"), loan_texts.USAGE_LOAN)
+    if len(words) > 3 and words[-2].lower() == "for" and words[-3].lower() not in _KEYWORDS:
+        return words[:-2], words[-1]
+    return words, ""
 
 
 def _closing_force(words: list[str]) -> tuple[list[str], bool]:

@@ -105,7 +105,8 @@ class RequestMessages:
         try:
             self.ctx.client.chat_postMessage(
                 channel=request.channel,
-                thread_ts=request.message_ts,
+                # a loan's return has its own message inside the loan's thread: it replies there
+                thread_ts=request.extra.get("thread_ts") or request.message_ts,
                 text=text,
                 blocks=render_blocks.reply(text),
                 unfurl_links=False,

@@ -6,7 +6,7 @@ allowed move is stored, posted with the buttons and waits for an approver until 
 
 from __future__ import annotations
 
-from bot import parsed
+from bot import loans, parsed
 from bot.availability import record_posted, store_answers
 from bot.context import BotContext
 from bot.invocation import Invocation
@@ -15,6 +15,8 @@ from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
 from bot.views.request import findings_json
 from joinops.errors import ConfigError, UsageError
+from joinops.loans.lend import LOAN_SECONDS
+from joinops.loans.texts import spell
 from joinops.queue import schedule_expiry
 from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.audit import Action
@@ -86,6 +88,9 @@ class Migrations:
         if not store_answers(ctx):  # nothing is posted that could not be recorded
             inv.tell(access_texts.store_unreachable())
             return
+        lend_for = loans.loan_length(command, ctx.settings.policy)
+        if lend_for is not None:
+            request.extra[LOAN_SECONDS] = str(lend_for.total_seconds())
         try:
             request.message_ts = self.messages.post_request(request)
         except SLACK_ERRORS as e:
@@ -94,5 +99,8 @@ class Migrations:
         if not record_posted(ctx, request):
             inv.tell(access_texts.store_unreachable())
             return
-        ctx.audit.record(Action.REQUESTED, inv.user, request)
+        if lend_for is not None:
+            loans.lend(ctx, request, lend_for)
+        detail = f"a loan of {spell(lend_for)}" if lend_for is not None else ""
+        ctx.audit.record(Action.REQUESTED, inv.user, request, detail)
         schedule_expiry(ctx.redis, request.id, request.expires_at)

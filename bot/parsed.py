@@ -15,6 +15,7 @@ class Migrate:
     target: str
     role: Role = Role.WORKER
     force: bool = False  # delete pods no controller recreates
+    loan: str = ""  # `for DURATION` as typed: a loan, moved back then (bot.loans checks it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,7 @@ class MigrateAll:
     source: str
     target: str
     force: bool = False
+    loan: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,11 @@ class List:
 
 
 @dataclass(frozen=True, slots=True)
+class Loans:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
 class Status:
     request_id: str | None = None
 
@@ -61,5 +68,5 @@ class Retry:
 
 
 Command: TypeAlias = (
-    Migrate | MigrateAll | Ignition | Help | Clusters | List | Status | Cancel | Retry
+    Migrate | MigrateAll | Ignition | Help | Clusters | List | Loans | Status | Cancel | Retry
 )

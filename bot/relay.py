@@ -34,6 +34,7 @@ from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.context import BotContext
 from bot.ignition import Ignitions
+from bot.loans import Loans
 from bot.message import RequestMessages
 from bot.texts import batch as batch_texts
 from bot.texts import request as request_texts
@@ -115,6 +116,7 @@ class Relay:
         self.messages = RequestMessages(ctx)
         self.ignitions = Ignitions(ctx, self.messages)
         self.batches = Batches(ctx, self.messages)
+        self.loans = Loans(ctx, self.messages)
         self.batch_every = batch_every
         self._stale_batches: dict[str, float] = {}  # batch id -> when its table went stale
         self.consumer = consumer or f"{socket.gethostname()}-{os.getpid()}"
@@ -234,6 +236,9 @@ class Relay:
     # ---- one event -------------------------------------------------------------------------
 
     def deliver(self, event: Event) -> None:
+        if event.kind is EventKind.LOAN:
+            self.loans.deliver(event)  # the loan's thread: bot.loans
+            return
         request = self.ctx.store.get(event.request_id)
         if request is None:
             return

@@ -3,21 +3,28 @@
 joinops migrate NODE --from SRC --to DST [--as ROLE] [--force] [--yes]
 joinops migrate NODE NODE... [--from SRC] --to DST [--as ROLE] [--force] [--yes]
 joinops migrate --all --from SRC --to DST [--force] [--yes]
+`--for DURATION` (any form) lends the nodes: each moves back to its source when it is up.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from datetime import timedelta
 from typing import Any
 
 import redis
 
+from cli import texts
 from cli.common import add_force_argument, add_role_argument, load
 from cli.follow import follow
 from cli.plan_cmd import render
 from cli.requests import operator
 from joinops.errors import UsageError
+from joinops.loans.duration import parse_loan
+from joinops.loans.lend import lend
+from joinops.loans.store import LoanStore
+from joinops.loans.texts import spell
 from joinops.queue import enqueue_batch_advance, enqueue_migration
 from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.audit import Action, AuditLog
@@ -25,6 +32,7 @@ from joinops.requests.lifecycle import State
 from joinops.requests.store import Request, RequestStore
 from joinops.rules import batch as batches
 from joinops.rules.check import check
+from joinops.settings import Settings
 
 
 def register(sub: Any) -> None:
@@ -42,6 +50,12 @@ def register(sub: Any) -> None:
     p.add_argument("--to", dest="target", required=True, metavar="DST", help="target cluster")
     add_role_argument(p)
     add_force_argument(p)
+    p.add_argument(
+        "--for",
+        dest="loan",
+        metavar="DURATION",
+        help="lend the nodes: each moves back to its source after DURATION (90s, 45m, 8h, 2d)",
+    )
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.add_argument(
         "--no-follow", action="store_true", help="print the request id and return once it is queued"
@@ -61,8 +75,22 @@ def run(args: argparse.Namespace) -> int:
     return _run_one(args)
 
 
+def _loan(args: argparse.Namespace, settings: Settings) -> timedelta | None:
+    """The `--for` asked, within the policy's range (a UsageError names the range)."""
+    return parse_loan(args.loan, settings.policy) if args.loan is not None else None
+
+
+def _lend(connection: redis.Redis, requests: list[Request], length: timedelta | None) -> None:
+    if length is None:
+        return
+    store = RequestStore(connection)
+    for request in requests:
+        lend(LoanStore(connection), store, request, length)
+
+
 def _run_one(args: argparse.Namespace) -> int:
     settings, registry = load()
+    length = _loan(args, settings)
     ask = MigrationAsk(args.nodes[0], args.source, args.target, args.role, force=args.force)
     validate_ask(ask, registry.names)
     verdict = check(ask, registry.get(ask.source), registry.get(ask.target))
@@ -89,13 +117,18 @@ def _run_one(args: argparse.Namespace) -> int:
             force=ask.force,
         )
     )
+    _lend(connection, [request], length)
     _audit_cli_start(connection, request)
     enqueue_migration(connection, settings, request.id)
-    return _follow_or_return(args, connection, request.id)
+    code = _follow_or_return(args, connection, request.id)
+    if length is not None and code == 0 and not args.no_follow:
+        print(texts.lent_for(request.node, request.source, spell(length)))
+    return code
 
 
 def _run_batch(args: argparse.Namespace) -> int:
     settings, registry = load()
+    length = _loan(args, settings)
     if args.all:
         if args.source is None:
             raise UsageError("--all needs --from SRC")
@@ -115,6 +148,9 @@ def _run_batch(args: argparse.Namespace) -> int:
     batch = batches.create_batch(
         RequestStore(connection), plan, requester=user, decided_by=user, state=State.APPROVED
     )
+    store = RequestStore(connection)
+    children = [store.get(i) for i in batch.extra.get("children", "").split(",") if i]
+    _lend(connection, [c for c in children if c is not None], length)
     _audit_cli_start(connection, batch)
     enqueue_batch_advance(connection, batch.id)
     return _follow_or_return(args, connection, batch.id)

@@ -105,3 +105,27 @@ def redis_unreachable(where: str, reason: str) -> str:
         f"cannot reach Redis at {where} ({reason}). "
         "Start Redis, or point REDIS_URL at one (e.g. redis://localhost:6379/0)."
     )
+
+
+# ---- loans (`joinops migrate --for`, `joinops loans`) ----------------------------------------
+
+
+def lent_for(node: str, home: str, length: str) -> str:
+    return (
+        f"Lent for {length}: {node} moves back to {home} when that is up "
+        "(`joinops loans` shows when; a running `joinops worker` moves it)."
+    )
+
+
+def no_loans() -> str:
+    return "No node is lent at the moment."
+
+
+def loan_line(
+    loan_id: str, node: str, home: str, borrower: str, state: str, due: str, requester: str
+) -> str:
+    return f"{loan_id}  {node}  {home} -> {borrower}  {state:<9}  back at {due}  by {requester}"
+
+
+def loan_reason(reason: str) -> str:
+    return f"    {reason}"

@@ -31,11 +31,13 @@ DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_REDIS_URL = "redis://localhost:6379/0"
 DEFAULT_AGENT_IMAGE = "docker.io/library/busybox:1.37"
 
-_DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
+_DURATION = re.compile(
+    r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$", re.IGNORECASE
+)
 
 
 def parse_duration(value: Any) -> timedelta:
-    """Accept `90s`, `10m`, `1h30m`, a bare number of seconds, or a timedelta."""
+    """Accept `90s`, `10m`, `1h30m`, `2d`, a bare number of seconds, or a timedelta."""
     if isinstance(value, timedelta):
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -43,9 +45,9 @@ def parse_duration(value: Any) -> timedelta:
     if isinstance(value, str):
         match = _DURATION.match(value)
         if match and any(match.groups()):
-            hours, minutes, seconds = (int(g or 0) for g in match.groups())
-            return timedelta(hours=hours, minutes=minutes, seconds=seconds)
-    raise ValueError("expected a duration such as 90s, 10m or 1h30m")
+            days, hours, minutes, seconds = (int(g or 0) for g in match.groups())
+            return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+    raise ValueError("expected a duration such as 90s, 10m, 1h30m or 2d")
 
 
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
@@ -83,6 +85,9 @@ class AgentConfig(_Strict):
 
 class Policy(_Strict):
     allow_self_approval: bool = False  # may a requester approve their own request?
+    min_loan: Duration = timedelta(minutes=10)  # the shortest `for DURATION` a loan may ask
+    max_loan: Duration = timedelta(days=30)  # the longest, extensions included
+    loan_returns_need_approval: bool = False  # a loan's return waits for an approver's click
 
 
 SLACK_USER_ID = r"[UW][A-Z0-9]{2,}"

@@ -6,7 +6,7 @@ from joinops.queue import enqueue_batch_advance
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
-from workers import context
+from workers import context, loans
 from workers.context import EngineContext
 from workers.runner import run_request
 
@@ -14,6 +14,7 @@ from workers.runner import run_request
 def run_migration(request_id: str) -> str:
     ctx = context.current()
     state = run_request(ctx, request_id)
+    loans.after_run(ctx, request_id)
     _advance_batch(ctx, request_id)
     return str(state) if state else "missing"
 

@@ -16,6 +16,7 @@ from rq.job import Job, JobStatus
 from joinops.queue import enqueue_batch_advance, replace_abandoned_job
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
+from workers import loans
 from workers.context import EngineContext
 from workers.locks import holder_of, node_lock
 
@@ -88,5 +89,6 @@ class RecoveryLoop:
             try:
                 resume_orphans(self.ctx)
                 nudge_batches(self.ctx)
+                loans.sweep(self.ctx)
             except Exception:  # a Redis hiccup must not end the loop
                 log.exception("recovery pass failed")

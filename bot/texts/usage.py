@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.texts import loans as loan_texts
 from bot.texts.common import COMMAND, REQUEST_ID_EXAMPLE, ROLES, quote
 
 NODE_NAME_MAX = 253
@@ -25,6 +26,7 @@ HELP_ENTRIES: tuple[tuple[str, str], ...] = (
     (USAGE_MIGRATE, "move a node out of SOURCE into TARGET, as a worker unless you say otherwise"),
     (USAGE_MIGRATE_MANY, "move one or more nodes into TARGET; I find the cluster each is in"),
     (USAGE_MIGRATE_ALL, "move every node of SOURCE into TARGET, each keeping its role"),
+    *loan_texts.help_entries(),
     (USAGE_IGNITION, "make an Ignition file for a new host to join CLUSTER"),
     (USAGE_STATUS, "show where a request is; without an id, your latest request"),
     (USAGE_LIST, "list the requests that are not finished"),

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 
 from bot.texts import request as request_texts
 from bot.views.closing import ClosingView, approve_confirm, closing_of
+from bot.views.loans import loan_field
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.lifecycle import State
 from joinops.requests.plan import plan_steps
 from joinops.requests.store import Request
 from joinops.rules.check import Verdict
+from joinops.rules.findings import stored_findings
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class RequestView:
 
 
 def findings_json(verdict: Verdict) -> str:
-    return json.dumps([[f.severity.name, f.text] for f in verdict.findings])
+    return stored_findings(verdict)
 
 
 def _stored_findings(request: Request) -> list[tuple[str, str]]:
@@ -63,11 +65,11 @@ def _findings(findings: list[tuple[str, str]]) -> tuple[str, ...]:
     return tuple(lines or [request_texts.no_findings()])
 
 
-def _fields(requester: str, ask: MigrationAsk, request_id: str) -> tuple[str, ...]:
+def _fields(requester: str, ask: MigrationAsk, request_id: str, loan: str = "") -> tuple[str, ...]:
     fields = request_texts.fact_fields(
         requester, ask.node, ask.source, ask.target, str(ask.role), request_id, ask.force
     )
-    return tuple(fields)
+    return (*fields, loan) if loan else tuple(fields)
 
 
 def refusal_view(requester: str, ask: MigrationAsk, verdict: Verdict) -> RequestView:
@@ -92,7 +94,7 @@ def request_view(request: Request) -> RequestView:
             request.requester, request.node, request.source, request.target
         ),
         header=request_texts.header(request.node, request.source, request.target),
-        fields=_fields(request.requester, ask, request.id),
+        fields=_fields(request.requester, ask, request.id, loan_field(request.extra, ask.source)),
         versions=request.extra.get("versions") or request_texts.versions_unknown(),
         findings=_findings(_stored_findings(request)),
         plan=_plan(ask),

@@ -31,6 +31,15 @@ class Action(StrEnum):
     DENIED = "denied"  # someone tried what they may not (approve, cancel...)
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    # loans (joinops.loans): the request id is the lending request's
+    LENT = "lent"  # the move succeeded; the return is scheduled
+    REMINDED = "reminded"
+    EXTENDED = "extended"
+    RETURN_ASKED = "return-asked"  # Return now
+    RETURNING = "returning"  # the return request was made
+    RETURNED = "returned"
+    OVERDUE = "overdue"  # the return was refused, failed or not approved
+    LOAN_CLOSED = "loan-closed"  # nothing to return (the node was gone), or never lent
 
 
 @dataclass(frozen=True)

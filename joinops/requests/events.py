@@ -27,6 +27,7 @@ class EventKind(StrEnum):
     STEP_FAILED = "step-failed"
     PROGRESS = "progress"  # a line inside a step (drain: 40 of 100 pods gone)
     STATE = "state"  # the request changed state; `text` is the outcome line
+    LOAN = "loan"  # the loan of the request's node: `state` says what happened (joinops.loans)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 
 class Severity(IntEnum):
@@ -30,3 +32,8 @@ def refusals(findings: tuple[Finding, ...] | list[Finding]) -> list[Finding]:
 
 def ordered(findings: list[Finding]) -> tuple[Finding, ...]:
     return tuple(sorted(findings, key=lambda f: f.severity))
+
+
+def stored_findings(verdict: Any) -> str:
+    """A verdict's findings as a request stores them (`extra["findings"]`, read by the bot)."""
+    return json.dumps([[f.severity.name, f.text] for f in verdict.findings])

@@ -67,7 +67,7 @@ agent: {host_profile: ssh}
     text = "\n".join(caught.value.problems)
     assert "clusters.clusterA.contxt: unknown key" in text
     assert "approvers: 'alice' is not a Slack user ID" in text
-    assert "timeouts.drain: expected a duration such as 90s, 10m or 1h30m" in text
+    assert "timeouts.drain: expected a duration such as 90s, 10m, 1h30m or 2d" in text
     assert "agent.host_profile: got 'ssh'" in text and "'kubeadm' or 'ock'" in text
     assert len(caught.value.problems) == 4
 

@@ -1,0 +1,75 @@
+"""A loan → what its messages show: the reminder (with its buttons) and the list of loans."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from bot.texts import loans as loan_texts
+from bot.views.report import ReportView
+from joinops.loans.lend import LOAN_SECONDS
+from joinops.loans.model import Loan
+
+
+@dataclass(frozen=True)
+class LoanMessageView:
+    """A loan's message in its thread; the buttons only while they can be pressed."""
+
+    fallback: str
+    text: str
+    loan_id: str
+    extend: str = ""  # the Extend button's label ("" : no button)
+    return_now: str = ""  # the Return now button's label
+
+
+def reminder_view(loan: Loan) -> LoanMessageView:
+    return LoanMessageView(
+        fallback=loan_texts.reminder_fallback(loan.node, loan.home),
+        text=loan_texts.reminder(loan.node, loan.home, loan.borrower, loan.due_at, loan.requester),
+        loan_id=loan.id,
+        extend=loan_texts.EXTEND,
+        return_now=loan_texts.RETURN_NOW,
+    )
+
+
+def overdue_view(loan: Loan, reason: str) -> LoanMessageView:
+    """Overdue: Return now tries again once the cause is fixed."""
+    return LoanMessageView(
+        fallback=loan_texts.overdue_fallback(loan.node),
+        text=loan_texts.overdue(loan.node, reason),
+        loan_id=loan.id,
+        return_now=loan_texts.RETURN_NOW,
+    )
+
+
+def pressed_view(loan: Loan, said: str) -> LoanMessageView:
+    """The reminder once a button was pressed: what it did, no buttons."""
+    return LoanMessageView(fallback=said, text=said, loan_id=loan.id)
+
+
+def loan_field(request_extra: dict[str, str], home: str) -> str:
+    """The request message's field for a loan, or ""."""
+    seconds = request_extra.get(LOAN_SECONDS)
+    if seconds:
+        return loan_texts.loan_field(timedelta(seconds=float(seconds)), home)
+    returned = request_extra.get("return_of")
+    return loan_texts.return_field(returned) if returned else ""
+
+
+def list_view(loans: list[Loan]) -> ReportView:
+    title = loan_texts.list_title(len(loans))
+    if not loans:
+        return ReportView(title=loan_texts.list_empty(), fallback=title)
+    lines = [
+        loan_texts.list_line(
+            loan.id,
+            loan.node,
+            loan.home,
+            loan.borrower,
+            str(loan.state),
+            loan.due_at,
+            loan.requester,
+        )
+        for loan in loans
+    ]
+    return ReportView(title=title, lines=tuple(lines))
