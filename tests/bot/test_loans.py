@@ -164,7 +164,9 @@ def test_extend_moves_the_return_back_and_return_now_brings_the_node_home(bot, w
         lambda: (loan := loans.get(request.id)) and loan.due_at > before.due_at and loan, 10
     )
     assert extended.due_at == pytest.approx(before.due_at + 4 * HOUR)
-    bot.wait_thread(request.id, lambda rs: any("extended the loan of `a-w-2` by 4 h" in r for r in rs))
+    bot.wait_thread(
+        request.id, lambda rs: any("extended the loan of `a-w-2` by 4 h" in r for r in rs)
+    )
     assert extended.state is LoanState.ACTIVE
 
     _, listed_rid = bot.slash("loans")
