@@ -106,7 +106,7 @@ class SlashCommands:
         self, ack: Callable[..., None], command: dict[str, Any], respond: Respond
     ) -> None:
         try:
-            typed = grammar.parse(str(command.get("text") or ""), self.ctx.settings.cluster_names)
+            typed = grammar.parse(str(command.get("text") or ""), self.ctx.clusters.names)
         except grammar.GrammarError as e:
             ack_with(ack, e.reply)
             return

@@ -131,10 +131,40 @@ class Requesters(_Strict):
         return not self.users and not self.groups
 
 
+CLUSTER_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}"
+
+
+class Proposal(_Strict):
+    """Where an arriving host is proposed to go (the announcement's button)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    to: str  # a cluster under `clusters:`
+    as_: Literal["worker", "control-plane"] = Field(default="worker", alias="as")
+
+
+class Arrivals(_Strict):
+    """`arrivals:` a directory of kubeconfig files, one cluster each (joinops/clusters/hostsdir.py),
+    and where their first answer is announced."""
+
+    directory: Path
+    channel: str | None = None  # Slack channel ID (C…/G…); None: nothing is announced
+    propose: Proposal | None = None
+    poll: Duration = timedelta(seconds=5)  # how often the bot looks at the directory
+
+    @field_validator("channel")
+    @classmethod
+    def _channel(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[CG][A-Z0-9]{2,}", value):
+            raise ValueError(f"{value!r} is not a Slack channel ID (C…/G…)")
+        return value
+
+
 class FileConfig(_Strict):
     """The YAML file named by JOINOPS_CONFIG."""
 
     clusters: dict[str, ClusterConfig] = Field(default_factory=dict)
+    arrivals: Arrivals | None = None
     approvers: list[str] = Field(default_factory=list)
     requesters: Requesters = Requesters()
     timeouts: Timeouts = Timeouts()
@@ -156,7 +186,7 @@ class FileConfig(_Strict):
     @classmethod
     def _cluster_names(cls, value: dict[str, ClusterConfig]) -> dict[str, ClusterConfig]:
         for name in value:
-            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}", name):
+            if not re.fullmatch(CLUSTER_NAME, name):
                 raise ValueError(
                     f"cluster name {name!r} must be 1-63 letters, digits, '.', '_' or '-'"
                 )
@@ -189,6 +219,7 @@ class Settings:
     policy: Policy
     max_parallel: int
     requesters: Requesters = field(default_factory=Requesters)
+    arrivals: Arrivals | None = None
 
     @property
     def cluster_names(self) -> list[str]:
@@ -209,8 +240,16 @@ def load_settings() -> Settings:
 
 
 def build_settings(file_config: FileConfig, secrets: Secrets) -> Settings:
-    if not file_config.clusters:
+    arrivals = file_config.arrivals
+    if not file_config.clusters and arrivals is None:
         raise ConfigError(["clusters: no clusters are configured (add them under `clusters:`)"])
+    if arrivals and arrivals.propose and arrivals.propose.to not in file_config.clusters:
+        raise ConfigError(
+            [
+                f"arrivals.propose.to: {arrivals.propose.to!r} is not a cluster under "
+                f"`clusters:` ({', '.join(sorted(file_config.clusters)) or 'none'})"
+            ]
+        )
     return Settings(
         secrets=secrets,
         clusters=file_config.clusters,
@@ -220,6 +259,7 @@ def build_settings(file_config: FileConfig, secrets: Secrets) -> Settings:
         policy=file_config.policy,
         max_parallel=file_config.max_parallel,
         requesters=file_config.requesters,
+        arrivals=arrivals,
     )
 
 

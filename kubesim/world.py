@@ -267,14 +267,22 @@ class World:
         return None
 
     # ---- kubeconfig --------------------------------------------------------------------
-    def kubeconfig_dict(self, current: str | None = None) -> dict[str, Any]:
+    def kubeconfig_dict(
+        self, current: str | None = None, only: Iterable[str] | None = None
+    ) -> dict[str, Any]:
+        wanted = set(only) if only is not None else set(self.clusters)
         entries = [
-            (c.name, c.client_server, c.client_ca_pem, c.token) for c in self.clusters.values()
+            (c.name, c.client_server, c.client_ca_pem, c.token)
+            for c in self.clusters.values()
+            if c.name in wanted
         ]
         return client_kubeconfig(entries, current)
 
-    def write_kubeconfig(self, path: str | Path, current: str | None = None) -> Path:
-        """One file with a context per cluster (context name = cluster name)."""
+    def write_kubeconfig(
+        self, path: str | Path, current: str | None = None, only: Iterable[str] | None = None
+    ) -> Path:
+        """One file with a context per cluster (context name = cluster name); `only`: just
+        those clusters (one host's own kubeconfig, as a provisioning system hands it over)."""
         target = Path(path)
-        target.write_text(dump(self.kubeconfig_dict(current)))
+        target.write_text(dump(self.kubeconfig_dict(current, only)))
         return target

@@ -5,12 +5,17 @@ A cluster's client is built on first use and kept while its kubeconfig file stay
 a rewritten file (a rotated client certificate, a new API server address) gets a new client on
 the next `get`, so neither the bot nor a worker needs a restart. `pinned()` gives one unit of
 work (a migration step) a fixed set of clients, resolved up front.
+
+With `arrivals.directory` configured, the clusters are those under `clusters:` and one per
+kubeconfig file in that directory (`hostsdir.py`), as the directory is at each `names` or `get`:
+a file dropped there is a cluster for the bot and the workers at once, a file removed is gone.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from kubernetes import client
@@ -19,6 +24,7 @@ from kubernetes.config.config_exception import ConfigException
 from yaml import YAMLError
 
 from joinops.clusters import files
+from joinops.clusters.hostsdir import HostsDirectory
 from joinops.clusters.kube import KubeCluster
 from joinops.clusters.texts import kubeconfig_unusable
 from joinops.errors import ConfigError
@@ -53,15 +59,33 @@ class ClusterRegistry:
         self._settings = settings
         self._built: dict[str, _Built] = {}
         self._lock = threading.Lock()
+        arrivals = settings.arrivals
+        self.hosts = HostsDirectory(arrivals.directory, settings.clusters) if arrivals else None
 
     @property
     def names(self) -> list[str]:
-        return self._settings.cluster_names
+        if self.hosts is None:
+            return self._settings.cluster_names
+        return sorted([*self._settings.clusters, *self.hosts.scan().clusters])
+
+    def config_for(self, name: str) -> ClusterConfig:
+        """How to reach `name` now: configured, or a file of the hosts directory. Raises
+        UsageError for an unknown name, ConfigError for a file that names it but is refused."""
+        configured = self._settings.clusters.get(name)
+        if configured is not None:
+            return configured
+        if self.hosts is not None:
+            view = self.hosts.scan()
+            host = view.clusters.get(name)
+            if host is not None:
+                return ClusterConfig(kubeconfig=Path(host.path), context=host.context)
+            refusal = view.refusal(name)
+            if refusal is not None:
+                raise ConfigError([refusal])
+        raise unknown_cluster(name, self.names)
 
     def get(self, name: str) -> KubeCluster:
-        if name not in self._settings.clusters:
-            raise unknown_cluster(name, self.names)
-        cfg = self._settings.clusters[name]
+        cfg = self.config_for(name)
         with self._lock:
             known = self._built.get(name)
             fingerprint = files.fingerprint(_paths(cfg), known.fingerprint if known else None)

@@ -13,3 +13,60 @@ def cannot_reach(reasons: str) -> str:
         f"Could not reach the clusters to check the move (this is not a rule refusal): {reasons} "
         "Check the API server address and the kubeconfig's credentials, then retry."
     )
+
+
+# ---- the hosts directory (arrivals.directory): one kubeconfig file per cluster ------------------
+
+
+def hosts_file_unreadable(reason: str) -> str:
+    return f"cannot read it ({reason})"
+
+
+def hosts_file_not_yaml(line: int | None) -> str:
+    where = f" (line {line})" if line else ""
+    return f"it is not valid YAML{where}"
+
+
+def hosts_file_not_kubeconfig(missing: str) -> str:
+    return f"it is not a kubeconfig: {missing}"
+
+
+def hosts_file_no_contexts() -> str:
+    return "it is not a kubeconfig: it has no contexts"
+
+
+def hosts_file_which_context(count: int) -> str:
+    return f"it has {count} contexts and no current-context: set current-context to the one to use"
+
+
+def hosts_file_context_refers(context: str, what: str, name: str) -> str:
+    return f"its context {context!r} names {what} {name!r}, which the file does not define"
+
+
+def hosts_file_no_server(cluster: str) -> str:
+    return f"its cluster {cluster!r} has no server address"
+
+
+def hosts_file_no_name(file: str) -> str:
+    return (
+        f"no cluster name can be made of the file name {file!r}: rename it to 1-63 letters, "
+        "digits, '.', '_' or '-' (an extension .yaml, .yml, .conf or .kubeconfig is dropped)"
+    )
+
+
+def hosts_file_configured(cluster: str) -> str:
+    return (
+        f"it names the cluster {cluster!r}, which is already configured under `clusters:`: "
+        "rename the file"
+    )
+
+
+def hosts_file_invalid(directory: str, file: str, problem: str) -> str:
+    return f"{directory}/{file}: {problem}"
+
+
+def hosts_duplicate(cluster: str, files: list[str]) -> str:
+    return (
+        f"the files {', '.join(files)} all name the cluster {cluster!r}: none of them is used "
+        "until only one is left"
+    )

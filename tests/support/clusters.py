@@ -29,7 +29,9 @@ def config_dict(world: World, kubeconfig: Path, **overrides: Any) -> dict[str, A
         },
     }
     for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(config.get(key), dict):
+        if key == "clusters":  # a list of clusters of its own: not merged with the world's
+            config[key] = value
+        elif isinstance(value, dict) and isinstance(config.get(key), dict):
             config[key] = {**config[key], **value}
         else:
             config[key] = value

@@ -136,3 +136,33 @@ def test_requesters_are_typed_and_their_ids_checked(tmp_path, monkeypatch):
         f"{tmp_path / 'joinops.yaml'}: requesters.x: unknown key (check the spelling; see README, "
         "Configuration)",
     ]
+
+
+def test_arrivals_are_read_and_their_proposal_must_name_a_configured_cluster(tmp_path, monkeypatch):
+    path = write(
+        tmp_path,
+        """
+clusters:
+  clusterB: {kubeconfig: /etc/joinops/clusterB.kubeconfig}
+arrivals:
+  directory: /etc/joinops/hosts.d
+  channel: C0ARRIVALS
+  propose: {to: clusterB, as: worker}
+  poll: 2s
+""",
+    )
+    monkeypatch.setenv("JOINOPS_CONFIG", str(path))
+    arrivals = load_settings().arrivals
+    assert arrivals is not None and arrivals.directory == Path("/etc/joinops/hosts.d")
+    assert arrivals.propose is not None and arrivals.propose.as_ == "worker"
+    assert arrivals.poll == timedelta(seconds=2)
+    path.write_text("arrivals: {directory: /d, channel: general, propose: {to: clusterZ}}\n")
+    with pytest.raises(
+        ConfigError, match=r"arrivals\.channel: 'general' is not a Slack channel ID"
+    ):
+        load_settings()
+    path.write_text("arrivals: {directory: /d, propose: {to: clusterZ}}\n")
+    with pytest.raises(ConfigError, match=r"arrivals\.propose\.to: 'clusterZ' is not a cluster"):
+        load_settings()
+    path.write_text("arrivals: {directory: /d}\n")  # every cluster may come from the directory
+    assert load_settings().clusters == {}
