@@ -84,7 +84,7 @@ class Access:
         refusal = self.may_decide(user) if verb else self.may_ask(user, channel=None)
         if refusal is None:
             return next()
-        value = str(action.get("value") or "")
+        value = str(action.get("value") or "").partition(":")[0]  # a loan's: `req-…:generation`
         request_id = value if is_request_id(value) else ""
         request = self.ctx.store.get(request_id) if request_id else None
         reason = f"{verb or 'click'}: {refusal.reason}"

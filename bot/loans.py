@@ -32,7 +32,7 @@ from joinops.errors import UsageError
 from joinops.loans import texts as shared_texts
 from joinops.loans.duration import parse_loan
 from joinops.loans.lend import lend as lend_request
-from joinops.loans.model import EXTENSION, Loan, reminder_lead
+from joinops.loans.model import EXTENSION, Loan, LoanState, reminder_lead
 from joinops.loans.schedule import return_at_once, schedule
 from joinops.loans.store import LoanStore
 from joinops.requests.audit import Action
@@ -42,6 +42,7 @@ from joinops.requests.store import Request
 from joinops.settings import Policy
 
 log = logging.getLogger(__name__)
+RETURNABLE = (LoanState.ACTIVE, LoanState.OVERDUE)
 
 Respond = Callable[..., Any]
 
@@ -131,11 +132,11 @@ class Loans:
             log.warning("loan %s: could not post in its thread: %s", loan.id, e)
             return ""
 
-    def _pressed(self, loan: Loan, said: str) -> None:
-        """The reminder (or overdue) message loses its buttons and says what was done."""
+    def _pressed(self, loan: Loan, said: str, still_lent: bool) -> None:
+        """The reminder (or overdue) message says what was done."""
         if not loan.reminder_ts:
             return
-        view = loan_views.pressed_view(loan, said)
+        view = loan_views.pressed_view(loan, said, still_lent)
         try:
             self.ctx.client.chat_update(
                 channel=loan.channel,
@@ -157,10 +158,13 @@ class Loans:
         self._click(body, respond, self.return_now)
 
     def _click(
-        self, body: dict[str, Any], respond: Respond, act: Callable[[str, Loan], str | None]
+        self,
+        body: dict[str, Any],
+        respond: Respond,
+        act: Callable[[str, Loan, int | None], str | None],
     ) -> None:
         user = str(body["user"]["id"])
-        loan_id = str(body["actions"][0].get("value") or "")
+        loan_id, generation = _button_value(str(body["actions"][0].get("value") or ""))
         loan = self.store.get(loan_id) if is_request_id(loan_id) else None
         if loan is None:
             answer: str | None = loan_texts.unknown_loan(loan_id)
@@ -170,33 +174,37 @@ class Loans:
             )
             answer = loan_texts.not_yours(loan.requester)
         else:
-            answer = act(user, loan)
+            answer = act(user, loan, generation)
         if answer:
             _tell(respond, answer)
 
-    def extend(self, user: str, loan: Loan) -> str | None:
+    def extend(self, user: str, loan: Loan, generation: int | None) -> str | None:
         longest = self.ctx.settings.policy.max_loan
-        extended, why = self.store.extend(loan.id, EXTENSION, longest)
+        extended, why = self.store.extend(loan.id, EXTENSION, longest, generation)
         if extended is None:
+            current = self.store.get(loan.id) or loan
             if why == "too-long":
                 return shared_texts.extension_too_long(longest)
-            current = self.store.get(loan.id) or loan
+            if why == "changed":
+                return loan_texts.changed_since(str(current.state), current.due_at)
             return loan_texts.not_extendable(str(current.state))
         schedule(self.ctx.redis, extended)
         self._audit(Action.EXTENDED, user, extended, f"by {shared_texts.spell(EXTENSION)}")
         said = loan_texts.extended(extended.node, EXTENSION, user, extended.due_at)
-        self._pressed(extended, said)
+        self._pressed(extended, said, still_lent=True)
         self._say(extended, said)
         return None
 
-    def return_now(self, user: str, loan: Loan) -> str | None:
-        asked = self.store.ask_return(loan.id)
+    def return_now(self, user: str, loan: Loan, generation: int | None) -> str | None:
+        asked = self.store.ask_return(loan.id, generation)
         if asked is None:
             current = self.store.get(loan.id) or loan
+            if current.state in RETURNABLE:
+                return loan_texts.changed_since(str(current.state), current.due_at)
             return loan_texts.not_returnable(str(current.state))
         self._audit(Action.RETURN_ASKED, user, asked, "Return now")
         said = loan_texts.return_asked(asked.node, asked.home, user)
-        self._pressed(asked, said)
+        self._pressed(asked, said, still_lent=False)
         self._say(asked, said)
         return_at_once(self.ctx.redis, asked)
         return None
@@ -217,6 +225,12 @@ class Loans:
 
     def listed(self) -> loan_views.ReportView:
         return loan_views.list_view(self.store.listed())
+
+
+def _button_value(value: str) -> tuple[str, int | None]:
+    """`req-…:3` → (the loan, the generation its message showed); a bare id: no generation."""
+    loan_id, _, generation = value.partition(":")
+    return loan_id, int(generation) if generation.isdigit() else None
 
 
 def _tell(respond: Respond, text: str) -> None:

@@ -16,11 +16,11 @@ def loan_message(view: LoanMessageView) -> list[Block]:
     blocks: list[Block] = [section(view.text)]
     buttons = []
     if view.extend:
-        buttons.append(ButtonElement(text=view.extend, action_id=EXTEND_ACTION, value=view.loan_id))
+        buttons.append(ButtonElement(text=view.extend, action_id=EXTEND_ACTION, value=view.value))
     if view.return_now:
         buttons.append(
             ButtonElement(
-                text=view.return_now, action_id=RETURN_ACTION, value=view.loan_id, style="primary"
+                text=view.return_now, action_id=RETURN_ACTION, value=view.value, style="primary"
             )
         )
     if buttons:

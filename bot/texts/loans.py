@@ -89,6 +89,13 @@ def not_yours(requester: str) -> str:
     )
 
 
+def changed_since(state: str, due_at: float) -> str:
+    return (
+        f"Nothing changed: the loan changed since that message (someone pressed first). It is "
+        f"{state}, due back at {at(due_at)}."
+    )
+
+
 def not_extendable(state: str) -> str:
     return f"This loan is {state}: only an active loan can be extended."
 

@@ -17,16 +17,21 @@ class LoanMessageView:
 
     fallback: str
     text: str
-    loan_id: str
+    value: str  # the buttons' value: the loan and the generation of its due time shown
     extend: str = ""  # the Extend button's label ("" : no button)
     return_now: str = ""  # the Return now button's label
+
+
+def button_value(loan: Loan) -> str:
+    """`req-…:3`: a click on a message shown before the loan changed changes nothing."""
+    return f"{loan.id}:{loan.generation}"
 
 
 def reminder_view(loan: Loan) -> LoanMessageView:
     return LoanMessageView(
         fallback=loan_texts.reminder_fallback(loan.node, loan.home),
         text=loan_texts.reminder(loan.node, loan.home, loan.borrower, loan.due_at, loan.requester),
-        loan_id=loan.id,
+        value=button_value(loan),
         extend=loan_texts.EXTEND,
         return_now=loan_texts.RETURN_NOW,
     )
@@ -37,14 +42,23 @@ def overdue_view(loan: Loan, reason: str) -> LoanMessageView:
     return LoanMessageView(
         fallback=loan_texts.overdue_fallback(loan.node),
         text=loan_texts.overdue(loan.node, reason),
-        loan_id=loan.id,
+        value=button_value(loan),
         return_now=loan_texts.RETURN_NOW,
     )
 
 
-def pressed_view(loan: Loan, said: str) -> LoanMessageView:
-    """The reminder once a button was pressed: what it did, no buttons."""
-    return LoanMessageView(fallback=said, text=said, loan_id=loan.id)
+def pressed_view(loan: Loan, said: str, still_lent: bool) -> LoanMessageView:
+    """The reminder once a button was pressed: what it did; while the node stays lent (it was
+    extended), the buttons stay too."""
+    if not still_lent:
+        return LoanMessageView(fallback=said, text=said, value=button_value(loan))
+    return LoanMessageView(
+        fallback=said,
+        text=said,
+        value=button_value(loan),
+        extend=loan_texts.EXTEND,
+        return_now=loan_texts.RETURN_NOW,
+    )
 
 
 def loan_field(request_extra: dict[str, str], home: str) -> str:

@@ -81,7 +81,9 @@ class LoanStore:
 
         return self._change(loan_id, change)
 
-    def extend(self, loan_id: str, by: timedelta, longest: timedelta) -> tuple[Loan | None, str]:
+    def extend(
+        self, loan_id: str, by: timedelta, longest: timedelta, generation: int | None = None
+    ) -> tuple[Loan | None, str]:
         """Push an active loan's return back by `by`: (the loan, "") or (None, why not)."""
         why = ""
 
@@ -89,6 +91,9 @@ class LoanStore:
             nonlocal why
             if loan.state is not LoanState.ACTIVE:
                 why = "state"
+                return None
+            if generation is not None and generation != loan.generation:
+                why = "changed"  # pressed on a message shown before the last change
                 return None
             due = loan.due_at + by.total_seconds()
             if due - loan.lent_at > longest.total_seconds():
@@ -98,12 +103,14 @@ class LoanStore:
 
         return self._change(loan_id, change), why
 
-    def ask_return(self, loan_id: str) -> Loan | None:
+    def ask_return(self, loan_id: str, generation: int | None = None) -> Loan | None:
         """Return now: an active or overdue loan is due at once (a new generation)."""
         now = self.clock()
 
         def change(loan: Loan) -> dict[str, object] | None:
             if loan.state not in (LoanState.ACTIVE, LoanState.OVERDUE):
+                return None
+            if generation is not None and generation != loan.generation:
                 return None
             return {"due_at": now, "generation": loan.generation + 1}
 

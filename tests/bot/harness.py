@@ -156,13 +156,16 @@ class BotHarness:
         body = slash_command_body(text=text, user_id=user, response_url=url)
         return deliver(self.events_url, body, SECRET, **sign), rid
 
-    def click(self, action: str, request_id: str, user: str) -> tuple[Delivery, str]:
+    def click(
+        self, action: str, request_id: str, user: str, value: str | None = None
+    ) -> tuple[Delivery, str]:
+        """Click a button of the request's message (`value`: the button's, if not the id)."""
         request = self.request(request_id)
         rid = f"click-{next(self._ids)}"
         url = self.sim.response_url(rid, channel=CHANNEL, user=user, message_ts=request.message_ts)
         body = block_actions_body(
             action_id=action,
-            value=request_id,
+            value=request_id if value is None else value,
             user_id=user,
             message_ts=request.message_ts,
             response_url=url,

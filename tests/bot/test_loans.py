@@ -7,110 +7,34 @@ its own; `policy.min_loan` is 1 s so that a loan of a few seconds comes back wit
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
-import redis
 from kubernetes import client
 
 from joinops.loans.model import LoanState
 from joinops.loans.store import LoanStore
 from joinops.requests.audit import AuditLog
 from joinops.requests.lifecycle import State
-from kubesim import NodeSpec, World
-from tests.bot.harness import (
-    APPROVER,
-    CHANNEL,
-    REQUESTER,
-    STRANGER,
-    ack_text,
-    buttons,
-    text_of,
-    until,
+from kubesim import NodeSpec
+from tests.bot.harness import APPROVER, REQUESTER, STRANGER, ack_text, buttons, text_of, until
+from tests.bot.loan_fixtures import (  # the module's world, Redis, worker and bot
+    bot,
+    lend,
+    loan_actions,
+    redis_client,
+    shared_redis,
+    thread_messages,
+    worker,
+    world,
 )
-from tests.support.clusters import write_config
-from tests.support.engine import start_worker, stop_worker
 
-POLICY = {"min_loan": "1s"}
+__all__ = ["bot", "redis_client", "shared_redis", "worker", "world"]  # fixtures, used by name
+
 HOUR = 3600
 
 
 @pytest.fixture(scope="module")
-def world() -> Iterator[World]:
-    with World(pod_grace_seconds=0.05, join_seconds=0.1) as w:
-        w.add_cluster(
-            "clusterA",
-            version="v1.31.4",
-            control_plane_endpoint="cp.a.test:6443",
-            nodes=[
-                NodeSpec("a-cp-1", role="control-plane"),
-                *(NodeSpec(f"a-w-{i}") for i in range(1, 7)),
-            ],
-        )
-        w.add_cluster(
-            "clusterB",
-            version="v1.31.4",
-            control_plane_endpoint="cp.b.test:6443",
-            nodes=[NodeSpec("b-cp-1", role="control-plane"), NodeSpec("b-w-1")],
-        )
-        yield w
-
-
-@pytest.fixture(scope="module")
-def shared_redis() -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(_redis_url())
-    connection.flushdb()
-    yield connection
-    connection.flushdb()
-    connection.close()
-
-
-def _redis_url() -> str:
-    return os.environ.get("JOINOPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")  # as conftest
-
-
-@pytest.fixture
-def redis_client(shared_redis: redis.Redis) -> redis.Redis:
-    return shared_redis  # not flushed per test: the module's worker keeps its keys
-
-
-@pytest.fixture(scope="module")
-def worker(world, shared_redis, tmp_path_factory):  # type: ignore[no-untyped-def]
-    directory = tmp_path_factory.mktemp("worker")
-    config = write_config(world, directory, policy=POLICY)
-    process = start_worker(config, _redis_url(), directory / "worker.log")
-    yield process
-    stop_worker(process)
-
-
-@pytest.fixture
-def bot(make_bot, worker):  # type: ignore[no-untyped-def]
-    return make_bot(policy=POLICY)
-
-
-def _lend(bot: Any, words: str) -> Any:
-    """Ask for a loan, approve it, and wait until the move succeeded and the loan runs."""
-    bot.slash(words)
-    request = bot.request_from_message(bot.wait_message())
-    bot.approve(request.id)
-    loans = LoanStore(bot.redis)
-    until(lambda: (loan := loans.get(request.id)) and loan.state is LoanState.ACTIVE, 60)
-    bot.wait_thread(request.id, lambda replies: any(":hourglass" in r for r in replies))
-    return request
-
-
-def _thread_messages(bot: Any, request_id: str) -> list[dict[str, Any]]:
-    return bot.sim.thread(CHANNEL, bot.request(request_id).message_ts)
-
-
-def _loan_actions(bot: Any, request_id: str) -> list[str]:
-    return [
-        str(e.action)
-        for e in AuditLog(bot.redis).entries()
-        if e.request_id == request_id and e.actor in ("joinops", REQUESTER, APPROVER)
-    ]
+def policy() -> dict[str, str]:
+    return {"min_loan": "1s"}
 
 
 def test_a_loan_of_seconds_is_reminded_then_moved_back_in_the_same_thread(bot, world):
@@ -135,10 +59,10 @@ def test_a_loan_of_seconds_is_reminded_then_moved_back_in_the_same_thread(bot, w
     assert replies[-1] == ":house: `a-w-1` is back in clusterA; the loan is closed."
 
     reminder_message = next(
-        m for m in _thread_messages(bot, request.id) if text_of(m).startswith(":alarm_clock:")
+        m for m in thread_messages(bot, request.id) if text_of(m).startswith(":alarm_clock:")
     )
     assert [a for a, _ in buttons(reminder_message)] == ["loan_extend", "loan_return"]
-    assert {v for _, v in buttons(reminder_message)} == {request.id}
+    assert {v for _, v in buttons(reminder_message)} == {f"{request.id}:1"}
     assert "Extend 4h" in str(reminder_message["blocks"])
 
     assert world.cluster("clusterA").node("a-w-1") is not None
@@ -148,13 +72,29 @@ def test_a_loan_of_seconds_is_reminded_then_moved_back_in_the_same_thread(bot, w
     back = bot.request(loan.return_request)
     assert back.state is State.SUCCEEDED and (back.source, back.target) == ("clusterB", "clusterA")
     assert back.decided_by == APPROVER
-    actions = _loan_actions(bot, request.id)
+    actions = loan_actions(bot, request.id)
     for action in ("lent", "reminded", "returning", "returned"):
         assert actions.count(action) == 1, actions
 
 
+def test_each_node_of_a_batch_is_lent_and_returned_in_the_batch_thread(bot, world):
+    bot.slash("a-w-7 a-w-8 to clusterB for 3s")
+    batch = bot.request_from_message(bot.wait_message())
+    bot.approve(batch.id)
+
+    def both_home(replies: list[str]) -> bool:
+        return sum(r.startswith(":house:") for r in replies) == 2
+
+    replies = bot.wait_thread(batch.id, both_home, 90)
+    for node in ("a-w-7", "a-w-8"):
+        assert any(r.startswith(f":house: `{node}` is back in clusterA") for r in replies)
+        assert any("moved from clusterB to clusterA" in r and f"`{node}`" in r for r in replies)
+        assert world.cluster("clusterA").node(node) is not None
+        assert world.cluster("clusterB").node(node) is None
+
+
 def test_extend_moves_the_return_back_and_return_now_brings_the_node_home(bot, world):
-    request = _lend(bot, "a-w-2 from clusterA to clusterB for 1h")
+    request = lend(bot, "a-w-2 from clusterA to clusterB for 1h")
     loans = LoanStore(bot.redis)
     before = loans.get(request.id)
     assert before is not None
@@ -186,8 +126,23 @@ def test_extend_moves_the_return_back_and_return_now_brings_the_node_home(bot, w
     assert "This loan is returned" in bot.wait_answer(late_rid)
 
 
+def test_a_double_click_on_extend_extends_once(bot):
+    request = lend(bot, "a-w-6 from clusterA to clusterB for 1h")
+    loans = LoanStore(bot.redis)
+    before = loans.get(request.id)
+    assert before is not None
+    shown = f"{request.id}:{before.generation}"  # the value of the buttons the user saw
+    _, first = bot.click("loan_extend", request.id, REQUESTER, value=shown)
+    _, second = bot.click("loan_extend", request.id, REQUESTER, value=shown)
+    assert "Nothing changed: the loan changed since that message" in bot.wait_answer(second)
+    assert bot.answers(first) == []
+    after = loans.get(request.id)
+    assert after is not None and after.due_at == pytest.approx(before.due_at + 4 * HOUR)
+    assert loan_actions(bot, request.id).count("extended") == 1
+
+
 def test_someone_else_may_not_press_the_loan_buttons(bot):
-    request = _lend(bot, "a-w-3 from clusterA to clusterB for 1h")
+    request = lend(bot, "a-w-3 from clusterA to clusterB for 1h")
     _, rid = bot.click("loan_extend", request.id, STRANGER)
     answer = bot.wait_answer(rid)
     assert f"Only <@{REQUESTER}>, who asked for the loan, or an approver" in answer
@@ -198,7 +153,7 @@ def test_someone_else_may_not_press_the_loan_buttons(bot):
 
 
 def test_a_node_moved_elsewhere_by_hand_closes_the_loan(bot, world):
-    request = _lend(bot, "a-w-4 from clusterA to clusterB for 1h")
+    request = lend(bot, "a-w-4 from clusterA to clusterB for 1h")
     b = world.cluster("clusterB")
     api = client.CoreV1Api(b.api_client())
     api.delete_node("a-w-4")
@@ -210,11 +165,11 @@ def test_a_node_moved_elsewhere_by_hand_closes_the_loan(bot, world):
     loan = LoanStore(bot.redis).get(request.id)
     assert loan is not None and loan.state is LoanState.CLOSED and loan.return_request
     assert bot.ctx.store.get(loan.return_request) is None  # no move was attempted
-    assert "loan-closed" in _loan_actions(bot, request.id)
+    assert "loan-closed" in loan_actions(bot, request.id)
 
 
 def test_a_return_the_rules_refuse_is_not_attempted_and_the_loan_is_overdue(bot, world):
-    request = _lend(bot, "a-w-5 from clusterA to clusterB for 1h")
+    request = lend(bot, "a-w-5 from clusterA to clusterB for 1h")
     world.cluster("clusterA").add_node(NodeSpec("a-w-5"))  # the name is taken back home
 
     bot.click("loan_return", request.id, REQUESTER)
@@ -225,7 +180,7 @@ def test_a_return_the_rules_refuse_is_not_attempted_and_the_loan_is_overdue(bot,
     assert loan is not None and loan.state is LoanState.OVERDUE
     assert bot.ctx.store.get(loan.return_request) is None
     overdue_message = next(
-        m for m in _thread_messages(bot, request.id) if text_of(m).startswith(":warning:")
+        m for m in thread_messages(bot, request.id) if text_of(m).startswith(":warning:")
     )
     assert [a for a, _ in buttons(overdue_message)] == ["loan_return"]
 
@@ -243,10 +198,11 @@ def test_a_return_the_rules_refuse_is_not_attempted_and_the_loan_is_overdue(bot,
 @pytest.mark.parametrize(
     ("words", "expected"),
     [
-        ("a-w-6 from clusterA to clusterB for 8x", "'8x' is not a loan duration"),
-        ("a-w-6 from clusterA to clusterB for", "Usage: `/join NODE from SOURCE to TARGET"),
-        ("a-w-6 from clusterA to clusterB for 31d", "A loan of 31 days is not allowed"),
-        ("a-w-6 b-w-1 to clusterA for 0s", "'0s' is not a loan duration"),
+        ("a-w-8 from clusterA to clusterB for 8x", "'8x' is not a loan duration"),
+        ("a-w-8 from clusterA to clusterB for", "Usage: `/join NODE from SOURCE to TARGET"),
+        ("a-w-8 from clusterA to clusterB for 31d", "A loan of 31 days is not allowed"),
+        ("a-w-8 b-w-1 to clusterA for 0s", "'0s' is not a loan duration"),
+        ("all from clusterA to clusterB for 1y force", "'1y' is not a loan duration"),
     ],
 )
 def test_a_loan_duration_that_is_not_allowed_gets_the_range(make_bot, words, expected):
@@ -261,7 +217,7 @@ def test_a_loan_duration_that_is_not_allowed_gets_the_range(make_bot, words, exp
 
 def test_a_loan_shorter_than_the_policy_allows_is_refused(make_bot):
     bot = make_bot()
-    delivery, _ = bot.slash("a-w-6 from clusterA to clusterB for 5m")
+    delivery, _ = bot.slash("a-w-8 from clusterA to clusterB for 5m")
     assert "A loan of 5 min is not allowed: a loan lasts from 10 min to 30 days." in ack_text(
         delivery
     )
