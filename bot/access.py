@@ -62,7 +62,7 @@ class Access:
         return next()
 
     def _command(self, body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse:
-        command = _parse(payloads.command_text(body), self.ctx.clusters.names)
+        command = _parse(payloads.command_text(body), self.ctx.clusters.names_to_parse)
         if isinstance(command, parsed.Help):
             return next()
         user, channel = str(body["user_id"]), str(body["channel_id"])

@@ -22,9 +22,11 @@ from slack_sdk import WebClient
 from bot import middleware
 from bot.access import Access
 from bot.approval import Approval
+from bot.arrival_buttons import ArrivalButtons
 from bot.availability import StoreCheck, StoreProbe
 from bot.commands import SlashCommands
 from bot.context import BotContext
+from bot.render.arrival import DISMISS_ACTION, MOVE_ACTION
 from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
 from bot.render.loans import EXTEND_ACTION, RETURN_ACTION
 from bot.slack_retry import TransientSlackErrors
@@ -107,6 +109,9 @@ def build_app(
     app.action(REJECT_ACTION)(approval.on_reject)
     app.action(EXTEND_ACTION)(commands.loans.on_extend)
     app.action(RETURN_ACTION)(commands.loans.on_return)
+    arrival_buttons = ArrivalButtons(ctx, commands.migrations)
+    app.action(MOVE_ACTION)(arrival_buttons.on_move)
+    app.action(DISMISS_ACTION)(arrival_buttons.on_dismiss)
     app.error(_on_error)
     return app
 

@@ -38,7 +38,7 @@ from joinops.rules import batch as batches
 
 log = logging.getLogger(__name__)
 
-Work = Callable[[Invocation, Any], None]
+Work = Callable[[Invocation, Any], object]  # what it returns is not used
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class SlashCommands:
         self, ack: Callable[..., None], command: dict[str, Any], respond: Respond
     ) -> None:
         try:
-            typed = grammar.parse(str(command.get("text") or ""), self.ctx.clusters.names)
+            typed = grammar.parse(str(command.get("text") or ""), self.ctx.clusters.names_to_parse)
         except grammar.GrammarError as e:
             ack_with(ack, e.reply)
             return

@@ -36,7 +36,7 @@ class Invocation:
             log.warning("could not answer %s: %s", self.user, e)
 
 
-def run_logged(work: Callable[..., None], inv: Invocation, command: object) -> None:
+def run_logged(work: Callable[..., object], inv: Invocation, command: object) -> None:
     """Run a route's work; a bug goes to the log with its traceback, a plain line to the user."""
     try:
         work(inv, command)

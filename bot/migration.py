@@ -31,22 +31,23 @@ class Migrations:
         self.ctx = ctx
         self.messages = msgs
 
-    def ask(self, inv: Invocation, command: parsed.Migrate) -> None:
-        """Check the move, then post its refusal, or store it and post it for approval."""
+    def ask(self, inv: Invocation, command: parsed.Migrate) -> Request | None:
+        """Check the move, then post its refusal, or store it and post it for approval; the
+        request stored, or None when there is none."""
         ctx = self.ctx
         assert command.source is not None
         ask = MigrationAsk(
             command.nodes[0], command.source, command.target, command.role, command.force
         )
         try:
-            validate_ask(ask, ctx.clusters.names)
+            validate_ask(ask, ctx.clusters.names_to_parse)
             source, target = ctx.clusters.get(ask.source), ctx.clusters.get(ask.target)
         except UsageError as e:
             inv.tell(str(e))
-            return
+            return None
         except ConfigError as e:
             inv.tell(answers_texts.configuration_problem(str(e)))
-            return
+            return None
         verdict = check(ask, source, target)
         if not verdict.allowed:
             reasons = " ".join(f.text for f in refusals(verdict.findings))
@@ -64,7 +65,7 @@ class Migrations:
                 self.messages.post_refusal(inv.channel, inv.user, ask, verdict)
             except SLACK_ERRORS as e:
                 inv.tell(answers_texts.cannot_post(inv.channel, slack_error(e)))
-            return
+            return None
         now = ctx.clock()
         request = Request(
             id=new_request_id(),
@@ -87,7 +88,7 @@ class Migrations:
         )
         if not store_answers(ctx):  # nothing is posted that could not be recorded
             inv.tell(access_texts.store_unreachable())
-            return
+            return None
         lend_for = loans.loan_length(command, ctx.settings.policy)
         if lend_for is not None:
             request.extra[LOAN_SECONDS] = str(lend_for.total_seconds())
@@ -95,12 +96,13 @@ class Migrations:
             request.message_ts = self.messages.post_request(request)
         except SLACK_ERRORS as e:
             inv.tell(answers_texts.cannot_post(inv.channel, slack_error(e)))
-            return
+            return None
         if not record_posted(ctx, request):
             inv.tell(access_texts.store_unreachable())
-            return
+            return None
         if lend_for is not None:
             loans.lend(ctx, request, lend_for)
         detail = f"a loan of {spell(lend_for)}" if lend_for is not None else ""
         ctx.audit.record(Action.REQUESTED, inv.user, request, detail)
         schedule_expiry(ctx.redis, request.id, request.expires_at)
+        return request

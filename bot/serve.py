@@ -1,4 +1,5 @@
-"""Running the bot: Socket Mode, or HTTP on a production WSGI server; the relay beside it.
+"""Running the bot: Socket Mode, or HTTP on a production WSGI server; the relay beside it, and
+the arrivals watcher when `arrivals` is configured (bot/arrivals.py).
 
 Socket Mode (when `SLACK_APP_TOKEN` is set) needs no public URL: the bot opens a WebSocket to
 Slack. HTTP mode serves `POST /slack/events` and `GET /healthz` with waitress, whose listen
@@ -24,6 +25,7 @@ from waitress.server import create_server
 from waitress.wasyncore import close_all
 
 from bot.app import build_app, build_context
+from bot.arrivals import ArrivalWatcher
 from bot.availability import StoreProbe
 from bot.context import BotContext
 from bot.http import SlackWsgi
@@ -135,6 +137,7 @@ def run(
     stopping = threading.Event()
     _stop_on_signals(stopping.set)
     bot.relay.start()
+    arrivals = ArrivalWatcher(bot.ctx).start() if settings.arrivals else None
     try:
         if http:
             secret = settings.secrets.slack_signing_secret
@@ -160,6 +163,8 @@ def run(
             handler.close()
     finally:
         bot.relay.stop()
+        if arrivals is not None:
+            arrivals.stop()
     log.info("joinops bot: stopped")
     return 0
 

@@ -92,7 +92,7 @@ def _run_one(args: argparse.Namespace) -> int:
     settings, registry = load()
     length = _loan(args, settings)
     ask = MigrationAsk(args.nodes[0], args.source, args.target, args.role, force=args.force)
-    validate_ask(ask, registry.names)
+    validate_ask(ask, registry.names_to_parse)
     verdict = check(ask, registry.get(ask.source), registry.get(ask.target))
     print(render(verdict))
     if not verdict.allowed:

@@ -68,6 +68,16 @@ class ClusterRegistry:
             return self._settings.cluster_names
         return sorted([*self._settings.clusters, *self.hosts.scan().clusters])
 
+    @property
+    def names_to_parse(self) -> list[str]:
+        """The names a command may name: every cluster, and those a hosts file names but that
+        are refused (two files, an invalid file), so the answer can say why, not "unknown"."""
+        if self.hosts is None:
+            return self.names
+        view = self.hosts.scan()
+        refused = [*view.duplicates, *(bad.cluster for bad in view.invalid if bad.cluster)]
+        return sorted({*self._settings.clusters, *view.clusters, *refused})
+
     def config_for(self, name: str) -> ClusterConfig:
         """How to reach `name` now: configured, or a file of the hosts directory. Raises
         UsageError for an unknown name, ConfigError for a file that names it but is refused."""

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import redis
 
 from bot.app import build_app, build_context
+from bot.arrivals import ArrivalWatcher
 from bot.availability import StoreProbe
 from bot.context import BotContext
 from bot.http import SlackWsgi
@@ -122,6 +123,7 @@ class BotHarness:
         )
         # A consumer group of its own: a module's tests may share one Redis database.
         self.relay = Relay(self.ctx, group=f"test-{uuid.uuid4().hex[:8]}", block_ms=100).start()
+        self.arrivals = ArrivalWatcher(self.ctx).start() if self.settings.arrivals else None
         self.server = HttpServer(
             SlackWsgi(
                 self.app,
@@ -145,6 +147,8 @@ class BotHarness:
         finally:  # whatever failed above, no thread of this bot may outlive its test
             self.executor.shutdown(wait=True)
             self.relay.stop()
+            if self.arrivals is not None:
+                self.arrivals.stop()
             self.redis.close()
 
     # ---- Slack in --------------------------------------------------------------------------

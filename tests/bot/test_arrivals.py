@@ -1,0 +1,186 @@
+"""Arrivals end to end: a kubeconfig file dropped into the hosts directory, the bot's watcher,
+its announcement in slacksim, the signed clicks on it, a real worker moving the node in kubesim.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from joinops.arrivals.store import ArrivalStore, State
+from joinops.requests.lifecycle import State as RequestState
+from slacksim.signing import CHANNEL_ID, block_actions_body, deliver
+from tests.arrivals.support import arrivals_config, drop_host
+from tests.bot.harness import (
+    APPROVER,
+    REQUESTER,
+    SECRET,
+    BotHarness,
+    ack_text,
+    buttons,
+    text_of,
+    until,
+)
+
+PROPOSE = {"to": "clusterB", "as": "worker"}
+
+
+@pytest.fixture
+def hosts(tmp_path):  # type: ignore[no-untyped-def]
+    return tmp_path / "hosts.d"
+
+
+@pytest.fixture
+def arriving(make_bot, world, tmp_path, hosts) -> BotHarness:  # type: ignore[no-untyped-def]
+    return make_bot(**arrivals_config(world, tmp_path, hosts, channel=CHANNEL_ID, propose=PROPOSE))
+
+
+def announcements(bot: BotHarness) -> list[dict[str, Any]]:
+    return [m for m in bot.messages() if "A host arrived" in text_of(m)]
+
+
+def reports(bot: BotHarness, file: str) -> list[str]:
+    return [text_of(m) for m in bot.messages() if file in text_of(m) and ":warning:" in text_of(m)]
+
+
+def more_rounds(bot: BotHarness, count: int = 3) -> None:
+    """Let the watcher look at the directory `count` more times."""
+    assert bot.arrivals is not None
+    done = bot.arrivals.rounds
+    until(lambda: bot.arrivals is not None and bot.arrivals.rounds >= done + count, 10)
+
+
+def click(bot: BotHarness, action: str, value: str, ts: str, user: str) -> str:
+    """A signed click on the announcement's button; the response_url's id."""
+    rid = f"arrival-click-{action}-{user}"
+    url = bot.sim.response_url(rid, channel=CHANNEL_ID, user=user, message_ts=ts)
+    body = block_actions_body(
+        action_id=action, value=value, user_id=user, message_ts=ts, response_url=url
+    )
+    assert deliver(bot.events_url, body, SECRET).status == 200
+    return rid
+
+
+def announced(bot: BotHarness) -> dict[str, Any]:
+    return bot.sim.wait_for(lambda: announcements(bot), 20)[0]
+
+
+def test_a_dropped_file_is_announced_once_and_its_move_is_a_normal_approved_migration(
+    arriving, world, hosts
+):
+    bot = arriving
+    drop_host(world, hosts, "host-1")
+    message = announced(bot)
+    text = text_of(message)
+    for fact in ("host-1", "`node-1`", "v1.32.0", "amd64", "4 cores", "15.4 GiB"):
+        assert fact in text
+    assert "The rules allow moving `node-1` into *clusterB* as a worker" in text
+    assert buttons(message) == [("arrival_move", "host-1"), ("arrival_dismiss", "host-1")]
+    assert "Move into clusterB as worker" in str(message["blocks"])
+    more_rounds(bot)
+    assert len(announcements(bot)) == 1  # once, however many rounds see the file
+
+    click(bot, "arrival_move", "host-1", message["ts"], REQUESTER)
+    store = ArrivalStore(bot.redis)
+    arrival = until(lambda: (a := store.get("host-1")) and a.request_id and a, 20)
+    assert arrival.state is State.REQUESTED and arrival.by == REQUESTER
+    request = bot.request(arrival.request_id)
+    assert (request.node, request.source, request.target) == ("node-1", "host-1", "clusterB")
+    assert request.requester == REQUESTER and request.state is RequestState.PENDING
+    bot.sim.wait_for(
+        lambda: "asked to move it" in text_of(bot.sim.messages(CHANNEL_ID)[message["ts"]]), 10
+    )
+    assert buttons(bot.root(request.id))  # the request's own Approve / Reject
+
+    bot.start_worker()
+    bot.approve(request.id, APPROVER)
+    bot.wait_root(request.id, lambda t: "succeeded" in t.lower(), 60)
+    assert world.cluster("clusterB").node("node-1") is not None
+    until(lambda: store.get("host-1").state is State.MOVED, 20)  # type: ignore[union-attr]
+    moved = bot.sim.wait_for(
+        lambda: (
+            (m := bot.sim.messages(CHANNEL_ID)[message["ts"]])
+            and "Moved into *clusterB*" in text_of(m)
+            and m
+        ),
+        10,
+    )
+    assert not buttons(moved)
+    assert len(announcements(bot)) == 1
+
+
+def test_a_second_watcher_on_the_same_directory_does_not_announce_again(arriving, world, hosts):
+    from bot.arrivals import ArrivalWatcher
+
+    second = ArrivalWatcher(arriving.ctx).start()
+    try:
+        drop_host(world, hosts, "host-1")
+        announced(arriving)
+        more_rounds(arriving)
+        until(lambda: second.rounds >= 3, 10)
+        assert len(announcements(arriving)) == 1
+    finally:
+        second.stop()
+
+
+def test_a_host_that_does_not_answer_yet_is_retried_with_backoff_then_announced(
+    arriving, world, hosts
+):
+    world.cluster("host-1").set_reachable(False)
+    drop_host(world, hosts, "host-1")
+    store = ArrivalStore(arriving.redis)
+    waiting = until(lambda: (a := store.get("host-1")) and a.attempts >= 2 and a, 20)
+    assert waiting.state is State.WAITING and waiting.next_probe_at > waiting.first_seen
+    assert "did not answer" in waiting.last_error
+    assert not announcements(arriving)
+    world.cluster("host-1").set_reachable(True)
+    announced(arriving)
+    assert store.get("host-1").state is State.ANNOUNCED  # type: ignore[union-attr]
+
+
+def test_dismiss_closes_the_announcement(arriving, world, hosts):
+    drop_host(world, hosts, "host-1")
+    message = announced(arriving)
+    click(arriving, "arrival_dismiss", "host-1", message["ts"], REQUESTER)
+    store = ArrivalStore(arriving.redis)
+    until(lambda: store.get("host-1").state is State.DISMISSED, 10)  # type: ignore[union-attr]
+    closed = arriving.sim.wait_for(
+        lambda: (m := arriving.sim.messages(CHANNEL_ID)[message["ts"]]) and not buttons(m) and m,
+        10,
+    )
+    assert f"Dismissed by <@{REQUESTER}>" in text_of(closed)
+    rid = click(arriving, "arrival_move", "host-1", message["ts"], APPROVER)
+    assert "host-1 is already dismissed" in arriving.wait_answer(rid)
+
+
+def test_an_invalid_file_is_reported_once_to_the_channel_and_the_log(
+    arriving, world, hosts, caplog
+):
+    hosts.mkdir()
+    caplog.set_level(logging.WARNING, logger="bot.arrivals")
+    (hosts / "host-9.yaml").write_text("apiVersion: v1\nusers: [{name: x, user: {token: s3cr3t}}\n")
+    report = arriving.sim.wait_for(lambda: reports(arriving, "host-9.yaml"), 20)[0]
+    assert "not valid YAML" in report and "s3cr3t" not in report
+    more_rounds(arriving)
+    assert len(reports(arriving, "host-9.yaml")) == 1
+    logged = [r.getMessage() for r in caplog.records if "host-9.yaml" in r.getMessage()]
+    assert len(logged) == 1 and "s3cr3t" not in logged[0]
+    drop_host(world, hosts, "host-1", file="host-9.yaml")  # fixed: a valid file at last
+    assert "host-9" in text_of(announced(arriving))
+
+
+def test_two_files_naming_one_cluster_are_refused_by_name_until_one_goes(arriving, world, hosts):
+    drop_host(world, hosts, "host-1", file="host-1.yaml")
+    second = drop_host(world, hosts, "host-1", file="host-1.conf")
+    report = arriving.sim.wait_for(lambda: reports(arriving, "host-1.conf"), 20)[0]
+    assert "host-1.yaml" in report and "until only one is left" in report
+    delivery, rid = arriving.slash("node-1 from host-1 to clusterB")
+    answer = ack_text(delivery) + "\n".join(arriving.answers(rid))
+    if "host-1.conf" not in answer:
+        answer = arriving.wait_answer(rid)
+    assert "host-1.conf" in answer and "host-1.yaml" in answer
+    assert not announcements(arriving)
+    second.unlink()
+    assert "host-1" in text_of(announced(arriving))
