@@ -33,6 +33,7 @@ from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
 from bot.texts import batch as batch_texts
 from bot.views import batch as batch_views
+from joinops.loans.lend import LOAN_SECONDS
 from joinops.queue import enqueue_batch_advance, schedule_expiry
 from joinops.requests import cancel_texts, outcome_texts
 from joinops.requests.audit import Action
@@ -90,6 +91,8 @@ class Batches:
             },
         )
         kids = batch_record.child_ids(batch)
+        if lend_for is not None:
+            ctx.store.update(batch.id, **{"x:" + LOAN_SECONDS: lend_for.total_seconds()})
         for child_id in kids:  # a node nobody approved expires with its batch
             ctx.store.update(child_id, expires_at=expires_at)
             child = ctx.store.get(child_id)

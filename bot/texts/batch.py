@@ -49,6 +49,9 @@ def refused_fallback(requester: str, count: int, target: str) -> str:
     return f"Refused: {user(requester)} asked to move {node_count(count)} to {target}."
 
 
+EACH_SOURCE = "the cluster each node came from"
+
+
 def fields(
     requester: str,
     count: int,

@@ -10,6 +10,7 @@ from bot.batch_record import CANCELLED_BY, STATUS_CELL, Row, load_findings, load
 from bot.texts import batch as batch_texts
 from bot.texts import request as request_texts
 from bot.views.closing import ClosingView, approve_confirm, decision_line
+from bot.views.loan_field import loan_field
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
 
@@ -87,7 +88,8 @@ def view(
         header=(batch_texts.refused_header if refused else batch_texts.header)(count, target),
         fields=tuple(
             batch_texts.fields(requester, count, sources, target, batch.id if batch else "", forced)
-        ),
+        )
+        + _loan_field(batch),
         refusals=tuple(refusals),
         columns=batch_texts.BATCH_COLUMNS[:-1] if refused else batch_texts.BATCH_COLUMNS,
         rows=tuple(_row(r, (kids or {}).get(r.node), with_status=not refused) for r in rows),
@@ -105,6 +107,12 @@ def view(
             ),
         ),
     )
+
+
+def _loan_field(batch: Request | None) -> tuple[str, ...]:
+    """A batch asked `for DURATION`: each node is lent, and moved back, on its own."""
+    shown = loan_field(batch.extra, batch_texts.EACH_SOURCE) if batch is not None else ""
+    return (shown,) if shown else ()
 
 
 def _row(r: Row, child: Request | None, with_status: bool = False) -> tuple[str, ...]:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
 from bot.texts import loans as loan_texts
 from bot.views.report import ReportView
-from joinops.loans.lend import LOAN_SECONDS
 from joinops.loans.model import Loan
 
 
@@ -59,15 +57,6 @@ def pressed_view(loan: Loan, said: str, still_lent: bool) -> LoanMessageView:
         extend=loan_texts.EXTEND,
         return_now=loan_texts.RETURN_NOW,
     )
-
-
-def loan_field(request_extra: dict[str, str], home: str) -> str:
-    """The request message's field for a loan, or ""."""
-    seconds = request_extra.get(LOAN_SECONDS)
-    if seconds:
-        return loan_texts.loan_field(timedelta(seconds=float(seconds)), home)
-    returned = request_extra.get("return_of")
-    return loan_texts.return_field(returned) if returned else ""
 
 
 def list_view(loans: list[Loan]) -> ReportView:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from bot.texts import request as request_texts
 from bot.views.closing import ClosingView, approve_confirm, closing_of
-from bot.views.loans import loan_field
+from bot.views.loan_field import loan_field
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.lifecycle import State
 from joinops.requests.plan import plan_steps

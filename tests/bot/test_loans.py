@@ -79,7 +79,9 @@ def test_a_loan_of_seconds_is_reminded_then_moved_back_in_the_same_thread(bot, w
 
 def test_each_node_of_a_batch_is_lent_and_returned_in_the_batch_thread(bot, world):
     bot.slash("a-w-7 a-w-8 to clusterB for 3s")
-    batch = bot.request_from_message(bot.wait_message())
+    message = bot.wait_message()
+    batch = bot.request_from_message(message)
+    assert "*Loan*\n3 s, then back to the cluster each node came from" in text_of(message)
     bot.approve(batch.id)
 
     def both_home(replies: list[str]) -> bool:
