@@ -77,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _loan(args: argparse.Namespace, settings: Settings) -> timedelta | None:
     """The `--for` asked, within the policy's range (a UsageError names the range)."""
-    return parse_loan(args.loan, settings.policy) if args.loan is not None else None
+    if args.loan is None:
+        return None
+    if settings.policy.loan_returns_need_approval:
+        # its return would wait for an approver's click, and a terminal loan has no message
+        raise UsageError(texts.loan_return_needs_slack())
+    return parse_loan(args.loan, settings.policy)
 
 
 def _lend(connection: redis.Redis, requests: list[Request], length: timedelta | None) -> None:

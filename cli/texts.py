@@ -117,6 +117,13 @@ def lent_for(node: str, home: str, length: str) -> str:
     )
 
 
+def loan_return_needs_slack() -> str:
+    return (
+        "policy.loan_returns_need_approval is true: a loan's return waits for an approver's "
+        "click in its Slack thread, so lend from Slack (`/join NODE from SRC to DST for 8h`)"
+    )
+
+
 def no_loans() -> str:
     return "No node is lent at the moment."
 

@@ -90,6 +90,16 @@ def test_a_loan_outside_the_range_exits_2_with_the_range(world, worker, capsys, 
     assert world.cluster("clusterA").node("a-w-1") is not None
 
 
+def test_with_returns_needing_approval_a_loan_is_asked_in_slack(
+    world, tmp_path, capsys, monkeypatch
+):
+    config = write_config(world, tmp_path, policy={**POLICY, "loan_returns_need_approval": True})
+    monkeypatch.setenv("JOINOPS_CONFIG", str(config))
+    assert _migrate("a-w-1", "--from", "clusterA", "--to", "clusterB", "--for", "1h") == 2
+    assert "a loan's return waits for an approver's click" in capsys.readouterr().err
+    assert world.cluster("clusterA").node("a-w-1") is not None
+
+
 def test_no_loans_says_so(world, worker, capsys):
     assert main(["loans"]) == 0
     assert capsys.readouterr().out.strip() == "No node is lent at the moment."
