@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
                     },
                     "approvers": ["U0SANDBOX1"],
                     "timeouts": {"approval": "30m", "drain": "2m", "join": "2m"},
+                    "policy": {"min_loan": "30s"},  # a trial loan comes back in a minute
                 },
                 sort_keys=False,
             )

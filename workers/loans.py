@@ -16,7 +16,7 @@ The return itself is an ordinary migration: its runs are resumed as every migrat
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from joinops.errors import ConfigError
 from joinops.loans import texts as loan_texts
@@ -86,7 +86,7 @@ def settle_lending(ctx: EngineContext, loan: Loan, request: Request) -> None:
         if opened is None:
             return
         schedule(ctx.redis, opened)
-        _record(ctx, Action.LENT, opened, f"returns at {opened.due_at:.0f} (epoch seconds)")
+        _record(ctx, Action.LENT, opened, f"for {_span(opened)}, back at {_utc(opened.due_at)}")
         _emit(ctx, opened, "lent")
     elif request.state in NEVER_LENT:
         reason = f"the move was {request.state}"
@@ -122,7 +122,7 @@ def send_reminder(ctx: EngineContext, loan_id: str, generation: int) -> str:
     claimed = loans_of(ctx).claim_reminder(loan_id, generation)
     if claimed is None:
         return "not due"  # reminded already, extended since, or no longer active
-    _record(ctx, Action.REMINDED, claimed, f"returns at {claimed.due_at:.0f} (epoch seconds)")
+    _record(ctx, Action.REMINDED, claimed, f"back at {_utc(claimed.due_at)}")
     _emit(ctx, claimed, "reminder")
     return "reminded"
 
@@ -282,6 +282,14 @@ def _sweep_one(ctx: EngineContext, loan: Loan, now: float) -> None:
 
 
 # ---- records ---------------------------------------------------------------------------------
+
+
+def _utc(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _span(loan: Loan) -> str:
+    return loan_texts.spell(timedelta(seconds=loan.due_at - loan.lent_at))
 
 
 def _record(ctx: EngineContext, action: Action, loan: Loan, detail: str) -> None:
