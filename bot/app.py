@@ -1,8 +1,9 @@
 """The composition root of the Slack bot: a bolt App with its listeners and middleware.
 
 Clients are built once by the caller and injected: Redis, the cluster registry and, optionally,
-the Slack WebClient (by default one on `SLACK_API_URL` that waits out rate limits, server errors
-and dropped connections for up to two minutes). `build_app` does no network I/O but one
+the Slack WebClient (by default one on `SLACK_API_URL` that keeps to Slack's rate tiers and
+waits out rate limits, server errors and dropped connections for up to two minutes, retrying a
+post only when Slack cannot have acted on it). `build_app` does no network I/O but one
 `auth.test`, which checks the bot token at start-up.
 """
 
@@ -26,6 +27,7 @@ from bot.arrival_buttons import ArrivalButtons
 from bot.availability import StoreCheck, StoreProbe
 from bot.commands import SlashCommands
 from bot.context import BotContext
+from bot.pacing import PacedWebClient, Pacing
 from bot.render.arrival import DISMISS_ACTION, MOVE_ACTION
 from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
 from bot.render.loans import EXTEND_ACTION, RETURN_ACTION
@@ -44,14 +46,17 @@ SLACK_TIMEOUT = 10  # seconds for one Web API call
 
 
 def make_web_client(settings: Settings) -> WebClient:
-    """The bot's Slack client: `SLACK_API_URL`; Slack's transient failures waited out for a
-    bounded time (bot/slack_retry.py)."""
+    """The bot's Slack client: `SLACK_API_URL`; every call paced to its method's tier, shared by
+    the whole process (bot/pacing.py); Slack's transient failures waited out for a bounded time,
+    a post retried only when it cannot duplicate (bot/slack_retry.py)."""
     token = settings.secrets.slack_bot_token
-    return WebClient(
+    pacing = Pacing(settings.slack.rate_scale)
+    return PacedWebClient(
         token=token.get_secret_value() if token else None,
         base_url=settings.secrets.slack_api_url,
         timeout=SLACK_TIMEOUT,
-        retry_handlers=[TransientSlackErrors()],  # 429 (after Retry-After), 5xx, connections
+        retry_handlers=[TransientSlackErrors(on_rate_limited=pacing.rate_limited)],
+        pacing=pacing,
     )
 
 

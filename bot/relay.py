@@ -1,11 +1,19 @@
 """The relay: the engine's events become thread replies and the root message's status line.
 
 It reads the global event stream (`joinops:events`) as a member of a Redis consumer group, in
-order, one entry at a time. Each entry is claimed in Redis before anything is posted (a
-`SET NX` on its stream id), so a redelivery — after a crash, or an entry claimed from a dead
-consumer — never posts twice; the price is that a crash between the claim and the post loses
-that one reply (at most once, never twice). Posting failures are retried by the SDK's retry
-handlers, then logged: the migration never waits for Slack.
+order, and never talks to Slack itself: each entry becomes work on its channel's lane
+(bot/lanes.py: one ordered queue and thread per channel, so replies land in order and a channel
+waiting for its posting budget holds up no other), and root messages are re-rendered by the
+refresher (bot/refresher.py: coalesced per message, paced, never out of order).
+
+Delivery is at-least-once with idempotence (bot/relay_ledger.py): an entry is recorded as
+claimed before anything is posted, as posted once Slack accepted its reply, and acknowledged
+in the group when all is done. A restarted relay (the same consumer name: the host's) first
+takes its own unacknowledged entries again, and entries a dead consumer left are taken after
+`STALE_MS`; the record says what is left to do, so a crash between the claim and the post
+re-posts exactly the missing reply, and nothing is posted twice. A reply Slack refused or
+failed to answer (posts are not retried when they might have been posted: bot/slack_retry.py)
+is logged: the migration never waits for Slack.
 
 Replies: one per step start or outcome, one per decision (approved, rejected, retry, cancel),
 and the outcome, mentioning the requester. Progress lines inside a step (the drain's) only
@@ -14,15 +22,14 @@ change the root's status line, at most once every `progress_every` seconds per r
 By kind: an Ignition request's final success is the moment its file is sent to the requester
 (`bot.ignition`). A batch's nodes (requests with a `parent`) post nothing in the thread: their
 events only change their STATUS cell in the batch's table, and the batch's root message is
-re-rendered at most once every `batch_every` seconds (always after the last change), so a batch
-of sixteen nodes costs a handful of updates, not hundreds. The batch's own stream gives the
-thread one line per node outcome and the summary.
+re-rendered at most once every `batch_every` seconds (5; its changes of state at once), so a
+batch of sixteen nodes costs a handful of updates, not hundreds. The batch's own stream gives
+the thread one line per node outcome and the summary.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import threading
 import time
@@ -34,8 +41,12 @@ from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.context import BotContext
 from bot.ignition import Ignitions
+from bot.lanes import Lanes
 from bot.loans import Loans
 from bot.message import RequestMessages
+from bot.pacing import PacedWebClient
+from bot.refresher import Refresher
+from bot.relay_ledger import DONE, POSTED, Ledger
 from bot.texts import batch as batch_texts
 from bot.texts import request as request_texts
 from joinops.ignition import request as ir
@@ -47,8 +58,7 @@ from joinops.requests.store import Request
 log = logging.getLogger(__name__)
 
 GROUP = "joinops-bot"
-CLAIMED = "joinops:bot:relayed:"  # + stream entry id: this entry was handled
-CLAIM_TTL = 7 * 86400
+BACKLOG = 1000  # entries handed to the lanes and not yet done, before reading more waits
 CHANGES_STATUS = frozenset(
     {EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS, EventKind.STATE}
 )
@@ -110,22 +120,25 @@ class Relay:
         group: str = GROUP,
         block_ms: int = 1000,
         progress_every: float = 2.0,
-        batch_every: float = 1.0,
+        batch_every: float = 5.0,
     ) -> None:
         self.ctx = ctx
         self.messages = RequestMessages(ctx)
         self.ignitions = Ignitions(ctx, self.messages)
         self.batches = Batches(ctx, self.messages)
         self.loans = Loans(ctx, self.messages)
+        self.ledger = Ledger(ctx.redis)
+        self.lanes = Lanes()
+        pacing = ctx.client.pacing if isinstance(ctx.client, PacedWebClient) else None
+        self.refresher = Refresher(self.messages, pacing)
         self.batch_every = batch_every
-        self._stale_batches: dict[str, float] = {}  # batch id -> when its table went stale
-        self.consumer = consumer or f"{socket.gethostname()}-{os.getpid()}"
+        self.consumer = consumer or socket.gethostname()  # a restart resumes its own entries
         self.group = group
         self.block_ms = block_ms
         self.progress_every = progress_every
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._last_refresh: dict[str, float] = {}
+        self._taken: set[str] = set()  # entries on a lane, not yet done
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -136,9 +149,12 @@ class Relay:
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop reading; finish what the lanes hold (for up to `timeout` s each stage)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        self.lanes.stop(timeout)
+        self.refresher.stop(timeout)
 
     @property
     def alive(self) -> bool:
@@ -155,8 +171,12 @@ class Relay:
     def _loop(self) -> None:
         last_claim = 0.0
         store_down = False
+        resumed = False
         while not self._stop.is_set():
             try:
+                if not resumed:
+                    self._resume()
+                    resumed = True
                 if time.monotonic() - last_claim > STALE_MS / 1000:
                     last_claim = time.monotonic()
                     self._take_stale()
@@ -186,9 +206,29 @@ class Relay:
             self._stop.wait(1.0)
 
     def poll(self) -> int:
-        """Read and handle the next entries; returns how many were handled."""
+        """Read the next entries and hand them to the lanes; returns how many were read."""
+        while self.lanes.queued > BACKLOG and not self._stop.is_set():
+            self._stop.wait(0.1)  # the lanes are far behind (Slack's budget): read no further
+        return self._read(">")
+
+    def _resume(self) -> None:
+        """Entries this consumer was given before a restart and never acknowledged, again."""
+        after = "0"
+        while not self._stop.is_set():
+            batch = self.ctx.redis.xreadgroup(
+                self.group, self.consumer, {GLOBAL_STREAM: after}, count=100
+            )
+            entries = [e for _, found in batch or [] for e in found]
+            if not entries:
+                return
+            for entry_id, fields in entries:
+                after = _s(entry_id)
+                if fields:
+                    self._handle(after, fields)
+
+    def _read(self, after: str) -> int:
         batch = self.ctx.redis.xreadgroup(
-            self.group, self.consumer, {GLOBAL_STREAM: ">"}, count=50, block=self.block_ms
+            self.group, self.consumer, {GLOBAL_STREAM: after}, count=50, block=self.block_ms
         )
         handled = 0
         for _, entries in batch or []:
@@ -197,17 +237,7 @@ class Relay:
                     return handled  # left pending: the next relay takes it
                 self._handle(_s(entry_id), fields)
                 handled += 1
-        self.flush_batches()
         return handled
-
-    def flush_batches(self, force: bool = False) -> None:
-        """Re-render the batches whose table changed, once `batch_every` has passed."""
-        now = time.monotonic()
-        for batch_id in list(self._stale_batches):
-            if force or now - self._last_refresh.get(batch_id, 0.0) >= self.batch_every:
-                del self._stale_batches[batch_id]
-                self._last_refresh[batch_id] = now
-                self.messages.refresh(batch_id)
 
     def _take_stale(self) -> None:
         """Entries a dead consumer was given but never acknowledged become ours."""
@@ -219,23 +249,47 @@ class Relay:
                 self._handle(_s(entry_id), fields)
 
     def _handle(self, entry_id: str, fields: dict[bytes, bytes]) -> None:
+        """Claim the entry and put it on its channel's lane (in the relay's thread: no Slack)."""
+        if entry_id in self._taken:
+            return  # on a lane already (a long wait for Slack is not a dead consumer)
         try:
             raw = fields.get(b"event") or fields.get("event")  # type: ignore[call-overload]
             event = Event.from_json(_s(raw))
         except (ValueError, TypeError, KeyError):
             log.warning("relay: entry %s is not an event; skipped", entry_id)
-            event = None
-        if event is not None and self.ctx.redis.set(CLAIMED + entry_id, "1", nx=True, ex=CLAIM_TTL):
-            try:
-                with request_context(event.request_id):
-                    self.deliver(event)
-            except Exception:
-                log.exception("relay: entry %s of %s was not relayed", entry_id, event.request_id)
+            self.ctx.redis.xack(GLOBAL_STREAM, self.group, entry_id)
+            return
+        before = self.ledger.claim(entry_id)
+        if before == DONE:
+            self.ctx.redis.xack(GLOBAL_STREAM, self.group, entry_id)
+            return
+        self._taken.add(entry_id)
+        self.lanes.submit(self._lane_of(event), lambda: self._relay(entry_id, event, before))
+
+    def _lane_of(self, event: Event) -> str:
+        request = self.ctx.store.get(event.request_id)
+        return request.channel if request is not None and request.channel else "-"
+
+    def _relay(self, entry_id: str, event: Event, before: str | None) -> None:
+        """On the lane: deliver the event, then record it done and acknowledge it."""
+        try:
+            with request_context(event.request_id):
+                self.deliver(event, entry_id=entry_id, posted=before == POSTED)
+        except Exception:
+            log.exception("relay: entry %s of %s was not relayed", entry_id, event.request_id)
+        finally:
+            self._taken.discard(entry_id)
+        self.ledger.done(entry_id)
         self.ctx.redis.xack(GLOBAL_STREAM, self.group, entry_id)
+
+    def idle(self, timeout: float = 30.0) -> bool:
+        """Wait until everything read so far was posted and every root update sent."""
+        return self.lanes.idle(timeout) and self.refresher.idle(timeout)
 
     # ---- one event -------------------------------------------------------------------------
 
-    def deliver(self, event: Event) -> None:
+    def deliver(self, event: Event, *, entry_id: str = "", posted: bool = False) -> None:
+        """Act on one event. `posted`: its reply was already accepted (a redelivery)."""
         if event.kind is EventKind.LOAN:
             self.loans.deliver(event)  # the loan's thread: bot.loans
             return
@@ -248,23 +302,21 @@ class Relay:
         if not request.channel or not request.message_ts:
             return  # not a Slack request (the CLI's): nothing to update
         if request.kind == BATCH:
-            self._batch(request, event)
+            self._batch(request, event, entry_id, posted)
             return
         if event.kind in IN_STEP:
             self.ctx.store.update(request.id, **{"x:status": running_line(event)})
-        text = self._reply(event, request)
-        if text:
-            self.messages.reply(request, text)
+        if not posted:
+            self._post(entry_id, request, self._reply(event, request))
         if event.kind not in CHANGES_STATUS:
             return  # a step's outcome is a reply; the status line changes with the next start
-        now = time.monotonic()
-        recently = now - self._last_refresh.get(request.id, 0.0) < self.progress_every
-        if event.kind is EventKind.PROGRESS and recently:
-            return
-        self._last_refresh[request.id] = now
-        if event.is_final:
-            self._last_refresh.pop(request.id, None)
-        self.messages.refresh(request.id)
+        within = self.progress_every if event.kind is EventKind.PROGRESS else 0.0
+        self.refresher.want(request.id, within)
+
+    def _post(self, entry_id: str, request: Request, text: str | None) -> None:
+        """The event's reply, recorded as posted once Slack accepted it."""
+        if text and self.messages.reply(request, text) and entry_id:
+            self.ledger.posted(entry_id)
 
     def _reply(self, event: Event, request: Request) -> str | None:
         if request.kind == ir.KIND:
@@ -286,22 +338,16 @@ class Relay:
             self.ctx.store.update(child.id, **{"x:" + batch_record.STATUS_CELL: cell})
         elif event.kind is not EventKind.STATE:
             return  # a step's outcome: the next start (or the end) changes the cell
-        self._stale_batches.setdefault(child.parent, time.monotonic())
+        self.refresher.want(child.parent, self.batch_every)
 
-    def _batch(self, batch: Request, event: Event) -> None:
-        text = self.batches.reply_for(event, batch)
-        if text is None:
-            text = reply_for(event, batch, self.ctx)
-        if text:
-            self.messages.reply(batch, text)
-        if event.kind is EventKind.STATE:
-            self._stale_batches.pop(batch.id, None)
-            self._last_refresh[batch.id] = time.monotonic()
-            if event.is_final:
-                self._last_refresh.pop(batch.id, None)
-            self.messages.refresh(batch.id)
-        else:
-            self._stale_batches.setdefault(batch.id, time.monotonic())
+    def _batch(self, batch: Request, event: Event, entry_id: str, posted: bool) -> None:
+        if not posted:
+            text = self.batches.reply_for(event, batch)
+            self._post(
+                entry_id, batch, text if text is not None else reply_for(event, batch, self.ctx)
+            )
+        within = 0.0 if event.kind is EventKind.STATE else self.batch_every
+        self.refresher.want(batch.id, within)
 
 
 def _s(value: object) -> str:

@@ -1,12 +1,22 @@
 """Slack's transient failures are waited out, for a bounded time, by the Web API client itself.
 
-A rate limit (429, after its `Retry-After`), a server error (5xx) or a dropped connection is
-retried with exponential backoff (0.5 s doubling to 8 s, with jitter) until `budget` seconds
-have gone since the call began; then the SDK raises as usual and the caller logs and goes on.
-Counting attempts instead (the SDK's built-in handlers: three to five) drops a thread reply
-whenever Slack misbehaves for more than a few seconds; a time bound does not. The relay posts
-one reply at a time, in order, so a reply that waits holds the ones behind it: they arrive
-late, in order, once. Every such failure counts in `joinops_slack_api_errors_total{method}`.
+What is retried depends on whether a second try could do the thing twice:
+
+- A call that posts something (`chat.postMessage`, `chat.postEphemeral`, completing a file
+  upload, opening a view) is retried only when Slack certainly did not act on it: a rate limit
+  (429, after its `Retry-After`) or a connection that failed before the request was sent
+  (refused, unresolvable, reset while sending: urllib's `URLError`). A read timeout, a
+  connection dropped while waiting for the answer or a 5xx may come after Slack posted: retrying
+  would post twice, with live buttons nobody updates, so the call fails and the caller logs it.
+- Every other call (`chat.update`, `conversations.open`, lookups) does the same thing however
+  often it is made: 429, 5xx and any dropped connection are retried.
+
+Retries back off exponentially (0.5 s doubling to 8 s, with jitter) until `budget` seconds have
+gone since the call began; then the SDK raises as usual. Counting attempts instead (the SDK's
+built-in handlers: three to five) drops a reply whenever Slack misbehaves for more than a few
+seconds; a time bound does not. A 429 also tells `on_rate_limited` (the process's pacing,
+bot/pacing.py), so every thread holds back, not only the one that met it. Every such failure
+counts in `joinops_slack_api_errors_total{method}`.
 
 An answer Slack gave on purpose (`ok: false` with `channel_not_found`, …) is not retried.
 """
@@ -31,6 +41,16 @@ FIRST_PAUSE = 0.5  # seconds before the first retry of a 5xx or a dropped connec
 LONGEST_PAUSE = 8.0
 _STARTED = "joinops_started"
 _CONNECTION_ERRORS = (URLError, ConnectionError, RemoteDisconnected, TimeoutError)
+NOT_REPEATABLE = frozenset(
+    {
+        "chat.postMessage",
+        "chat.postEphemeral",
+        "chat.scheduleMessage",
+        "files.completeUploadExternal",
+        "files.upload",
+        "views.open",
+    }
+)
 
 
 class TransientSlackErrors(RetryHandler):
@@ -40,9 +60,11 @@ class TransientSlackErrors(RetryHandler):
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        on_rate_limited: Callable[[str, float], None] | None = None,
     ) -> None:
         super().__init__(max_retry_count=1000)  # the bound is `budget`; the SDK stops at 100
         self.budget = budget
+        self._on_rate_limited = on_rate_limited
         self._clock = clock
         self._sleep = sleep
 
@@ -54,11 +76,15 @@ class TransientSlackErrors(RetryHandler):
         response: HttpResponse | None = None,
         error: Exception | None = None,
     ) -> bool:
-        if not _transient(response, error):
+        method = _method(request.url)
+        if not _transient(method, response, error):
             return False
-        SLACK_ERRORS.labels(_method(request.url)).inc()
+        SLACK_ERRORS.labels(method).inc()
         spent = self._clock() - _started(state, self._clock)
-        return spent + self._pause(state, response) <= self.budget
+        pause = self._pause(state, response)
+        if self._on_rate_limited is not None and _status(response, error) == 429:
+            self._on_rate_limited(method, pause)
+        return spent + pause <= self.budget
 
     def _can_retry(
         self,
@@ -68,7 +94,7 @@ class TransientSlackErrors(RetryHandler):
         response: HttpResponse | None = None,
         error: Exception | None = None,
     ) -> bool:
-        return _transient(response, error)
+        return _transient(_method(request.url), response, error)
 
     def prepare_for_next_attempt(
         self,
@@ -95,12 +121,22 @@ class TransientSlackErrors(RetryHandler):
         return float(pause)
 
 
-def _transient(response: HttpResponse | None, error: Exception | None) -> bool:
-    if response is not None:
-        return response.status_code == 429 or response.status_code >= 500
-    if isinstance(error, HTTPError):
-        return error.code == 429 or error.code >= 500
+def _transient(method: str, response: HttpResponse | None, error: Exception | None) -> bool:
+    """Whether to try again: a failure that passes, and (for a post) one Slack did not act on."""
+    status = _status(response, error)
+    if method in NOT_REPEATABLE:
+        return status == 429 or (status is None and isinstance(error, URLError))
+    if status is not None:
+        return status == 429 or status >= 500
     return isinstance(error, _CONNECTION_ERRORS)
+
+
+def _status(response: HttpResponse | None, error: Exception | None) -> int | None:
+    if response is not None:
+        return response.status_code
+    if isinstance(error, HTTPError):
+        return error.code
+    return None
 
 
 def _started(state: RetryState, clock: Callable[[], float]) -> float:

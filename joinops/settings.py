@@ -90,6 +90,14 @@ class Policy(_Strict):
     loan_returns_need_approval: bool = False  # a loan's return waits for an approver's click
 
 
+class SlackConfig(_Strict):
+    """How the bot talks to Slack's Web API."""
+
+    # Slack's documented rate limits (docs/slack.md#rate-limits) times this: below 1 leaves a
+    # margin for other apps on the same token; above 1 only against a sped-up slacksim.
+    rate_scale: float = Field(default=1.0, gt=0, le=1000)
+
+
 SLACK_USER_ID = r"[UW][A-Z0-9]{2,}"
 SLACK_GROUP_ID = r"S[A-Z0-9]{2,}"
 SLACK_CHANNEL_ID = r"[CGD][A-Z0-9]{2,}"
@@ -170,6 +178,7 @@ class FileConfig(_Strict):
     timeouts: Timeouts = Timeouts()
     agent: AgentConfig = AgentConfig()
     policy: Policy = Policy()
+    slack: SlackConfig = SlackConfig()
     max_parallel: int = Field(default=4, ge=1, le=64)  # worker joins at once in one batch
 
     @field_validator("approvers")
@@ -220,6 +229,7 @@ class Settings:
     max_parallel: int
     requesters: Requesters = field(default_factory=Requesters)
     arrivals: Arrivals | None = None
+    slack: SlackConfig = field(default_factory=SlackConfig)
 
     @property
     def cluster_names(self) -> list[str]:
@@ -260,6 +270,7 @@ def build_settings(file_config: FileConfig, secrets: Secrets) -> Settings:
         max_parallel=file_config.max_parallel,
         requesters=file_config.requesters,
         arrivals=arrivals,
+        slack=file_config.slack,
     )
 
 

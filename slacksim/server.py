@@ -27,9 +27,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 from slacksim.faults import Faults
 from slacksim.files import receive_upload
+from slacksim.holds import Holds
 from slacksim.methods import METHODS
 from slacksim.params import decode_params
 from slacksim.response_url import respond
+from slacksim.tiers import Tiers
 from slacksim.workspace import Json, ResponseTarget, SlackError, Upload, Workspace
 
 T = TypeVar("T")
@@ -70,12 +72,16 @@ class SlackSim:
         token: str = "xoxb-test",
         port: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        tiers: Tiers | None = None,
         **workspace: Any,
     ) -> None:
         """token: the only bot token accepted. port: 0 picks a free one. clock: stamps Call.at.
-        workspace: Workspace settings (team_id, bot_user_id, ts_base, ...)."""
+        tiers: the rate limits enforced (slacksim.tiers; Slack's own by default, `Tiers(speed)`
+        faster, `Tiers.off()` none). workspace: Workspace settings (team_id, ts_base, ...)."""
         self.token = token
         self.faults = Faults()
+        self.holds = Holds()
+        self.tiers = tiers if tiers is not None else Tiers()
         self._clock = clock
         self._cond = threading.Condition(threading.RLock())
         self._calls: list[Call] = []
@@ -125,6 +131,7 @@ class SlackSim:
             self._calls.clear()
             self.workspace.reset()
             self.faults.clear()
+            self.tiers.reset()
 
     # ---- configuration -----------------------------------------------------------------------
 
@@ -229,17 +236,24 @@ class SlackSim:
 
     def _api(
         self, method: str, params: Json, headers: dict[str, str], at: float
-    ) -> tuple[Call, dict[str, str]]:
-        """Answer one Web API call; returns it as recorded and any extra response headers."""
+    ) -> tuple[Call, dict[str, str]] | None:
+        """Answer one Web API call; returns it as recorded and any extra response headers, or
+        None when a hold dropped it (nothing done, nothing answered)."""
         token = _bearer(headers) or params.get("token")
         refusal = self._refusal(method, token)
-        fault = None if refusal else self.faults.take(method)
+        if not refusal and not self.holds.keep(method, params, self._stopping):
+            return None
+        wait = None if refusal else self.tiers.admit(method, params.get("channel"))
+        fault = None if refusal or wait is not None else self.faults.take(method)
         if fault is not None and fault.latency:
             self._stopping.wait(fault.latency)
         status, extra = 200, {}
         with self._cond:
             if refusal:
                 body: Json = {"ok": False, "error": refusal}
+            elif wait is not None:
+                status, body = 429, {"ok": False, "error": "ratelimited"}
+                extra = {"Retry-After": self.tiers.retry_after(wait)}
             elif fault is not None and fault.changes_answer:
                 status, body, extra = fault.status, fault.body(), fault.headers()
             else:
@@ -303,7 +317,11 @@ class _Handler(BaseHTTPRequestHandler):
         if len(parts) == 2 and parts[0] == "api":
             params = dict(parse_qsl(split.query, keep_blank_values=True))
             params.update(_parse_body(body, headers.get("content-type", "")))
-            call, extra = sim._api(parts[1], decode_params(params), headers, at)
+            answered = sim._api(parts[1], decode_params(params), headers, at)
+            if answered is None:
+                self.close_connection = True  # dropped by a hold: no answer at all
+                return
+            call, extra = answered
             self._send(call.status, json.dumps(call.response), "application/json", extra)
         elif len(parts) == 2 and parts[0] == "upload" and self.command == "POST":
             if sim._upload(parts[1], body):

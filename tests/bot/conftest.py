@@ -10,7 +10,8 @@ import pytest
 
 from kubesim import NodeSpec, World
 from slacksim.server import SlackSim
-from tests.bot.harness import GROUP, GROUP_MEMBER, BotHarness
+from slacksim.tiers import Tiers
+from tests.bot.harness import GROUP, GROUP_MEMBER, SLACK_SPEED, BotHarness
 from tests.support.clusters import add_standard_clusters
 
 
@@ -30,7 +31,7 @@ def world() -> Iterator[World]:
 
 @pytest.fixture
 def sim() -> Iterator[SlackSim]:
-    with SlackSim() as running:
+    with SlackSim(tiers=Tiers(SLACK_SPEED)) as running:
         running.usergroups[GROUP] = [GROUP_MEMBER]
         yield running
 

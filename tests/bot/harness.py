@@ -38,6 +38,9 @@ from tests.support.clusters import config_dict, write_config
 from tests.support.engine import start_worker, stop_worker
 
 SECRET = "bot-test-signing-secret"
+# slacksim enforces Slack's rate tiers this many times faster than Slack, and the bot keeps to
+# them at the same scale: every test meets the limits' shape without waiting Slack's minutes.
+SLACK_SPEED = 10.0
 CHANNEL = CHANNEL_ID
 REQUESTER = "U0USER0001"
 APPROVER = "UAPPROVER1"
@@ -100,7 +103,11 @@ class BotHarness:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.world, self.sim, self.redis_url, self.directory = world, sim, redis_url, directory
-        self.overrides = {"approvers": [APPROVER, APPROVER2, GROUP], **overrides}
+        self.overrides = {
+            "approvers": [APPROVER, APPROVER2, GROUP],
+            "slack": {"rate_scale": sim.tiers.speed},
+            **overrides,
+        }
         raw = config_dict(world, directory / "kubeconfig", **self.overrides)
         secrets = Secrets(
             redis_url=redis_url,

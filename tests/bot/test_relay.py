@@ -38,13 +38,25 @@ def test_a_redelivered_event_is_never_posted_twice(bot):
 
 def test_a_rate_limited_post_is_retried_and_posted_once(bot):
     request, log = _running(bot)
-    limited = bot.sim.faults.add("chat.postMessage", status=429, retry_after=1)
-    broken = bot.sim.faults.add("chat.postMessage", status=500)
+    limited = bot.sim.faults.add("chat.postMessage", status=429, retry_after=1, times=2)
     log.emit(_step(request.id, "check"))
     replies = bot.wait_thread(request.id, lambda r: len(r) == 2, timeout=15)
     assert "Step 1/7 `check`" in replies[1]
-    assert limited.hits == 1 and broken.hits == 1
+    assert limited.hits == 2
     assert bot.request(request.id).state is State.RUNNING
+
+
+def test_a_post_slack_may_have_made_is_not_made_again(bot):
+    """A 500 to a post may come after Slack posted it: repeating it could post twice. The
+    reply is given up (and logged); the relay goes on with the next."""
+    request, log = _running(bot)
+    posts = len(bot.sim.calls_to("chat.postMessage"))
+    broken = bot.sim.faults.add("chat.postMessage", status=500)
+    log.emit(_step(request.id, "check"))
+    log.emit(_step(request.id, "check", EventKind.STEP_SUCCEEDED))
+    replies = bot.wait_thread(request.id, lambda r: len(r) == 2)
+    assert "`check` done" in replies[1] and broken.hits == 1
+    assert len(bot.sim.calls_to("chat.postMessage")) == posts + 2  # one try each
 
 
 def test_a_post_that_keeps_failing_is_dropped_and_the_relay_goes_on(bot):

@@ -43,7 +43,16 @@ from joinops.requests.lifecycle import State
 from kubesim import World
 from kubesim.entries import Change
 from slacksim.server import SlackSim
-from tests.bot.harness import APPROVER, GROUP, GROUP_MEMBER, SECRET, STRANGER, text_of
+from slacksim.tiers import Tiers
+from tests.bot.harness import (
+    APPROVER,
+    GROUP,
+    GROUP_MEMBER,
+    SECRET,
+    SLACK_SPEED,
+    STRANGER,
+    text_of,
+)
 
 DRAIN = "2s"
 
@@ -115,7 +124,8 @@ class SecretWatch:
 
 @pytest.fixture
 def sim() -> Iterator[SlackSim]:
-    with SlackSim(token=f"xoxb-{secrets.token_hex(24)}") as running:  # findable anywhere
+    token = f"xoxb-{secrets.token_hex(24)}"  # findable anywhere
+    with SlackSim(token=token, tiers=Tiers(SLACK_SPEED)) as running:
         running.usergroups[GROUP] = [GROUP_MEMBER]
         yield running
 

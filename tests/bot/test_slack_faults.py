@@ -1,10 +1,12 @@
-"""Slack answering 429 (with Retry-After) and 500 for a while during a migration: the thread's
+"""Slack answering 429 (with Retry-After) and 5xx for a while during a migration: the thread's
 replies arrive late, but in order and once — the same replies, in the same order, as a
 migration nobody disturbed — and the request message ends showing the outcome.
 
-Each stretch of failures is longer than the SDK's own retry counts would have waited out (three
-server errors); the bot's client waits them out for a bounded time (bot/slack_retry.py). The
-backoff between server errors is shortened here; Retry-After is honoured as sent.
+Posts meet 429s (Slack did not post: retried); updates meet 429s and server errors (an update
+may be repeated). Each stretch of failures is longer than the SDK's own retry counts would have
+waited out (three server errors); the bot's client waits them out for a bounded time
+(bot/slack_retry.py). The backoff between server errors is shortened here; Retry-After is
+honoured as sent.
 """
 
 from __future__ import annotations
@@ -118,13 +120,13 @@ def test_slack_failing_for_a_while_delays_replies_but_keeps_them_in_order_and_on
     def disturb(stage: str) -> None:
         if stage == "approving":  # the approval's reply and the message update
             faults.append(sim.faults.add("chat.postMessage", status=429, retry_after=1, times=2))
-            faults.append(sim.faults.add("chat.postMessage", status=500, times=5))
             faults.append(sim.faults.add("chat.update", status=503, times=4))
         elif stage == "cordon":
-            faults.append(sim.faults.add("chat.postMessage", status=500, times=4))
-            faults.append(sim.faults.add("chat.postMessage", status=429, retry_after=1, times=1))
+            faults.append(sim.faults.add("chat.postMessage", status=429, retry_after=1, times=3))
+            faults.append(sim.faults.add("chat.update", status=500, times=5))
         else:
-            faults.append(sim.faults.add("chat.postMessage", status=502, times=4))
+            faults.append(sim.faults.add("chat.postMessage", status=429, retry_after=1, times=2))
+            faults.append(sim.faults.add("chat.update", status=502, times=4))
             faults.append(sim.faults.add("chat.update", status=429, retry_after=1, times=1))
 
     disturbed, request_id = _migrate(bot, "a-w-2", disturb)

@@ -1,0 +1,118 @@
+"""A bot killed between claiming an event and posting its reply: after the restart exactly the
+missing reply is posted, once, in its place, and nothing is posted twice.
+
+The seam is deterministic: slacksim holds the reply for step 2 on its way in (before Slack acts
+on it), the test SIGKILLs the real `joinops serve` process while it waits, and the held call is
+dropped unanswered, as when a process dies mid-request. A second process on the same host (the
+same consumer in the relay's group) takes over.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from slacksim.server import SlackSim
+from slacksim.signing import CHANNEL_ID, block_actions_body, deliver, slash_command_body
+from tests.bot.harness import APPROVER, REQUESTER, SECRET, buttons, text_of, until
+from tests.bot.test_serve import _free_port, _healthy
+from tests.support.clusters import write_config
+from tests.support.engine import start_worker, stop_worker
+
+
+class ServedBot:
+    """A real `joinops serve --http` process on the test's configuration."""
+
+    def __init__(self, config: Path, sim: SlackSim, redis_url: str, log: Path) -> None:
+        self.url = f"http://127.0.0.1:{_free_port()}"
+        env = {
+            **os.environ,
+            "JOINOPS_CONFIG": str(config),
+            "REDIS_URL": redis_url,
+            "SLACK_BOT_TOKEN": sim.token,
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": sim.api_url,
+        }
+        env.pop("SLACK_APP_TOKEN", None)
+        port = self.url.rsplit(":", 1)[1]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cli", "serve", "--http", "--host", "127.0.0.1", "--port", port],
+            env=env,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+        )
+        until(lambda: _healthy(self.url + "/healthz") or self.process.poll() is not None, 30)
+        assert self.process.poll() is None, log.read_text()
+
+    def send(self, body: bytes) -> None:
+        assert deliver(self.url + "/slack/events", body, SECRET).status == 200
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(10)
+
+
+def _replies(sim: SlackSim, ts: str) -> list[str]:
+    return [text_of(m) for m in sim.thread(CHANNEL_ID, ts)]
+
+
+def _done(replies: list[str]) -> bool:
+    return any(r.startswith((":tada:", ":red_circle:")) for r in replies)
+
+
+def test_a_reply_lost_to_a_crash_between_claim_and_post_is_posted_once_after_restart(
+    world, sim, redis_url, tmp_path
+):  # type: ignore[no-untyped-def]
+    config = write_config(world, tmp_path, slack={"rate_scale": sim.tiers.speed})
+    worker = start_worker(config, redis_url, tmp_path / "worker.log")
+    held = sim.holds.add("chat.postMessage", lambda params: "Step 2/7" in params.get("text", ""))
+    first = ServedBot(config, sim, redis_url, tmp_path / "first.log")
+    second: ServedBot | None = None
+    try:
+        url = sim.response_url("cmd", channel=CHANNEL_ID, user=REQUESTER)
+        first.send(slash_command_body(text="a-w-1 from clusterA to clusterB", response_url=url))
+        message: dict[str, Any] = sim.wait_for(
+            lambda: next((m for m in sim.messages(CHANNEL_ID).values() if buttons(m)), None), 20
+        )
+        ts, request_id = message["ts"], buttons(message)[0][1]
+        click = sim.response_url("click", channel=CHANNEL_ID, user=APPROVER, message_ts=ts)
+        first.send(
+            block_actions_body(
+                action_id="join_approve",
+                value=request_id,
+                user_id=APPROVER,
+                message_ts=ts,
+                response_url=click,
+            )
+        )
+        held.wait_arrived(60)  # claimed, and on its way to Slack
+        first.kill()
+        held.drop()  # never reached Slack: the process that sent it is gone
+        before = _replies(sim, ts)
+        assert not any("Step 2/7" in r for r in before)
+
+        second = ServedBot(config, sim, redis_url, tmp_path / "second.log")
+        replies = sim.wait_for(lambda: _done(r := _replies(sim, ts)) and r, 90)
+    finally:
+        for bot in (first, second):
+            if bot is not None:
+                bot.stop()
+        stop_worker(worker)
+
+    assert replies[: len(before)] == before  # what was posted stays, nothing before it again
+    assert replies[0].startswith("Approved by") and replies[-1].startswith(":tada:")
+    starts = [int(m.group(1)) for r in replies if (m := re.search(r"Step (\d)/7", r))]
+    assert starts == list(range(1, 8))  # every step's start once, in order, the lost one too
+    assert len(replies) == len(set(replies)) == 1 + 2 * 7 + 1
+    posts = [c for c in sim.calls_to("chat.postMessage") if "Step 2/7" in c.params["text"]]
+    assert len(posts) == 1  # the dropped call is not recorded: Slack never answered it
