@@ -267,7 +267,13 @@ class Relay:
         self.lanes.submit(self._lane_of(event), lambda: self._relay(entry_id, event, before))
 
     def _lane_of(self, event: Event) -> str:
+        """The channel the event's words go to: everything said in one channel, in order."""
+        if event.kind is EventKind.LOAN:
+            loan = self.loans.store.get(event.request_id)
+            return loan.channel if loan is not None and loan.channel else "-"
         request = self.ctx.store.get(event.request_id)
+        if request is not None and not request.channel and request.parent:
+            request = self.ctx.store.get(request.parent)
         return request.channel if request is not None and request.channel else "-"
 
     def _relay(self, entry_id: str, event: Event, before: str | None) -> None:
