@@ -33,7 +33,7 @@ from joinops.loans import texts as shared_texts
 from joinops.loans.duration import parse_loan
 from joinops.loans.lend import lend as lend_request
 from joinops.loans.model import EXTENSION, Loan, LoanState, reminder_lead
-from joinops.loans.schedule import return_at_once, schedule
+from joinops.loans.schedule import return_at_once, schedule, unschedule
 from joinops.loans.store import LoanStore
 from joinops.requests.audit import Action
 from joinops.requests.events import Event
@@ -90,6 +90,7 @@ class Loans:
             if ts:
                 self.store.note(loan.id, reminder_ts=ts)
         elif what == "returning":
+            self._pressed(loan, loan_views.reminder_view(loan).text, still_lent=False)
             self._post_return(loan)
         elif what == "overdue":
             ts = self._post(loan, loan_views.overdue_view(loan, event.text))
@@ -188,6 +189,7 @@ class Loans:
             if why == "changed":
                 return loan_texts.changed_since(str(current.state), current.due_at)
             return loan_texts.not_extendable(str(current.state))
+        unschedule(self.ctx.redis, loan.id, extended.generation - 1)
         schedule(self.ctx.redis, extended)
         self._audit(Action.EXTENDED, user, extended, f"by {shared_texts.spell(EXTENSION)}")
         said = loan_texts.extended(extended.node, EXTENSION, user, extended.due_at)
@@ -206,6 +208,7 @@ class Loans:
         said = loan_texts.return_asked(asked.node, asked.home, user)
         self._pressed(asked, said, still_lent=False)
         self._say(asked, said)
+        unschedule(self.ctx.redis, loan.id, asked.generation - 1)
         return_at_once(self.ctx.redis, asked)
         return None
 

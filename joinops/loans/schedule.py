@@ -12,6 +12,8 @@ import math
 from datetime import UTC, datetime
 
 import redis
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
 
 from joinops.loans.model import Loan
 from joinops.queue import queue
@@ -24,6 +26,17 @@ def schedule(connection: redis.Redis, loan: Loan) -> None:
     """The reminder and the return of the loan's current generation."""
     _at(connection, loan.remind_at, REMIND, loan, "remind")
     _at(connection, loan.due_at, RETURN, loan, "return")
+
+
+def unschedule(connection: redis.Redis, loan_id: str, generation: int) -> None:
+    """Drop the jobs of an older generation (they would do nothing; this keeps RQ tidy)."""
+    for what in ("remind", "return"):
+        try:
+            job = Job.fetch(f"loan-{loan_id}-{what}-{generation}", connection=connection)
+        except NoSuchJobError:
+            continue  # never scheduled, or already run and gone
+        if job.get_status(refresh=False) is JobStatus.SCHEDULED:
+            queue(connection).scheduled_job_registry.remove(job, delete_job=True)
 
 
 def return_at_once(connection: redis.Redis, loan: Loan) -> None:

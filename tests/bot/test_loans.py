@@ -61,9 +61,7 @@ def test_a_loan_of_seconds_is_reminded_then_moved_back_in_the_same_thread(bot, w
     reminder_message = next(
         m for m in thread_messages(bot, request.id) if text_of(m).startswith(":alarm_clock:")
     )
-    assert [a for a, _ in buttons(reminder_message)] == ["loan_extend", "loan_return"]
-    assert {v for _, v in buttons(reminder_message)} == {f"{request.id}:1"}
-    assert "Extend 4h" in str(reminder_message["blocks"])
+    assert buttons(reminder_message) == []  # the return has started: nothing left to press
 
     assert world.cluster("clusterA").node("a-w-1") is not None
     assert world.cluster("clusterB").node("a-w-1") is None
@@ -93,6 +91,38 @@ def test_each_node_of_a_batch_is_lent_and_returned_in_the_batch_thread(bot, worl
         assert any("moved from clusterB to clusterA" in r and f"`{node}`" in r for r in replies)
         assert world.cluster("clusterA").node(node) is not None
         assert world.cluster("clusterB").node(node) is None
+
+
+def test_the_reminder_s_buttons_extend_the_loan_then_bring_the_node_home(bot, world):
+    request = lend(bot, "a-w-9 from clusterA to clusterB for 40s")  # reminded 10 s before
+    loans = LoanStore(bot.redis)
+    noted = until(lambda: (loan := loans.get(request.id)) and loan.reminder_ts, 60)
+
+    def reminder() -> dict:
+        return next(m for m in thread_messages(bot, request.id) if m["ts"] == noted)
+
+    message = reminder()
+    assert text_of(message).startswith(":alarm_clock:")
+    assert dict(buttons(message)) == {
+        "loan_extend": f"{request.id}:1",
+        "loan_return": f"{request.id}:1",
+    }
+    assert "Extend 4h" in str(message["blocks"]) and "Return now" in str(message["blocks"])
+    extend = dict(buttons(message))["loan_extend"]
+    bot.click("loan_extend", request.id, REQUESTER, value=extend)
+    extended = until(lambda: (loan := loans.get(request.id)) and loan.generation == 2 and loan, 10)
+    assert extended.due_at - extended.lent_at == pytest.approx(40 + 4 * HOUR)
+    pressed = bot.sim.wait_for(lambda: ":fast_forward:" in text_of(reminder()) and reminder())
+    assert dict(buttons(pressed)) == {
+        "loan_extend": f"{request.id}:2",
+        "loan_return": f"{request.id}:2",
+    }  # still lent: both buttons stay, for the new due time
+    assert bot.redis.exists(f"rq:job:loan-{request.id}-return-1") == 0  # the old one is gone
+
+    bot.click("loan_return", request.id, REQUESTER, value=f"{request.id}:2")
+    bot.wait_thread(request.id, lambda rs: any(r.startswith(":house:") for r in rs), 60)
+    assert buttons(reminder()) == []  # returned: nothing left to press
+    assert world.cluster("clusterA").node("a-w-9") is not None
 
 
 def test_extend_moves_the_return_back_and_return_now_brings_the_node_home(bot, world):
