@@ -22,6 +22,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -88,6 +89,14 @@ class Policy(_Strict):
     min_loan: Duration = timedelta(minutes=10)  # the shortest `for DURATION` a loan may ask
     max_loan: Duration = timedelta(days=30)  # the longest, extensions included
     loan_returns_need_approval: bool = False  # a loan's return waits for an approver's click
+
+    @model_validator(mode="after")
+    def _loan_range(self) -> Policy:
+        if self.min_loan <= timedelta(0):
+            raise ValueError("min_loan must be longer than 0 s")
+        if self.max_loan < self.min_loan:
+            raise ValueError("max_loan must not be shorter than min_loan")
+        return self
 
 
 class SlackConfig(_Strict):

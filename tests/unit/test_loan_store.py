@@ -108,3 +108,10 @@ def test_a_reminder_is_claimed_once_per_generation(redis_client):
     loan = _active(store)
     won = _race(6, lambda i: store.claim_reminder(loan.id, loan.generation))
     assert sum(w is not None for w in won) == 1
+
+
+def test_a_loan_range_that_cannot_hold_a_loan_is_a_configuration_error():
+    with pytest.raises(ValueError, match="max_loan must not be shorter than min_loan"):
+        Policy(min_loan=timedelta(hours=2), max_loan=timedelta(hours=1))
+    with pytest.raises(ValueError, match="min_loan must be longer than 0 s"):
+        Policy(min_loan=timedelta(0))
