@@ -76,6 +76,17 @@ def test_a_loan_at_the_terminal_is_listed_then_comes_back(world, worker, make_ct
     assert short.id not in capsys.readouterr().out
 
 
+def test_a_batch_at_the_terminal_lends_and_returns_each_node(world, worker, make_ctx, capsys):
+    ctx: EngineContext = make_ctx(policy=POLICY)
+    assert _migrate("a-w-1", "a-w-2", "--from", "clusterA", "--to", "clusterB", "--for", "2s") == 0
+    batch = next(r for r in ctx.store.recent(5) if r.kind == "batch")
+    for child_id in batch.extra["children"].split(","):
+        wait_event(ctx, child_id, lambda e: e.kind == "loan" and e.state == "returned", 60)
+    for node in ("a-w-1", "a-w-2"):
+        assert world.cluster("clusterA").node(node) is not None
+        assert world.cluster("clusterB").node(node) is None
+
+
 @pytest.mark.parametrize(
     ("duration", "said"),
     [
