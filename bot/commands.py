@@ -237,7 +237,8 @@ class SlashCommands:
             kids = batch_record.children(store, request)
             _tell_report(inv, report_views.batch_status_view(request, kids))
             return
-        _tell_report(inv, report_views.status_view(request, self.ctx.records.all(request.id)))
+        view = report_views.status_view(request, self.ctx.records.all(request.id))
+        _tell_report(inv, self.loans.with_loan(view, request.id))
 
     def list_active(self, inv: Invocation, command: parsed.List) -> None:
         active = [r for r in self.ctx.store.active() if not r.parent]

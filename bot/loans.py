@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -28,6 +29,7 @@ from bot.render import loans as render_loans
 from bot.texts import loans as loan_texts
 from bot.texts import usage as usage_texts
 from bot.views import loans as loan_views
+from bot.views.report import ReportView
 from joinops.errors import UsageError
 from joinops.loans import texts as shared_texts
 from joinops.loans.duration import parse_loan
@@ -224,9 +226,15 @@ class Loans:
             target=loan.borrower,
         )
 
-    # ---- `/join loans` ----------------------------------------------------------------------
+    # ---- `/join loans`, `/join status` -------------------------------------------------------
 
-    def listed(self) -> loan_views.ReportView:
+    def with_loan(self, view: ReportView, request_id: str) -> ReportView:
+        """A request's status, with its loan's line when it lends (or returns) a node."""
+        loan = self.store.get(request_id)
+        line = loan_views.status_line(loan) if loan is not None else ""
+        return replace(view, lines=(*view.lines, line)) if line else view
+
+    def listed(self) -> ReportView:
         return loan_views.list_view(self.store.listed())
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from cli import texts
 from cli.requests import Requests, children, request_id
+from joinops.loans.store import LoanStore
 from joinops.requests.plan import STEP_IDS
 from joinops.requests.steprecords import StepRecord
 from joinops.requests.store import Request
@@ -32,6 +33,9 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_NOT_FOUND
         request = latest[0]
     print(render(request, requests.records.all(request.id), children(requests.store, request)))
+    loan = LoanStore(requests.redis).get(request.id)
+    if loan is not None:
+        print(texts.loan_status(str(loan.state), loan.home, _when(loan.due_at), loan.reason))
     return 0
 
 

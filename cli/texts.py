@@ -124,6 +124,14 @@ def loan_return_needs_slack() -> str:
     )
 
 
+def loan_status(state: str, home: str, due: str, reason: str) -> str:
+    if state == "lending":
+        return f"  loan: starts when the move succeeds; then back to {home}"
+    if state in ("active", "returning"):
+        return f"  loan: {state}, back to {home} at {due}"
+    return f"  loan: {state}. {reason}".rstrip()
+
+
 def no_loans() -> str:
     return "No node is lent at the moment."
 

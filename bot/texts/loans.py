@@ -108,6 +108,14 @@ def unknown_loan(loan_id: str) -> str:
     return f"I have no loan `{loan_id}`. `{USAGE_LOANS}` lists the loans."
 
 
+def status_line(state: str, home: str, due_at: float, reason: str) -> str:
+    if state == "lending":
+        return f"*Loan*: starts when the move succeeds; then back to {home}."
+    if state in ("active", "returning"):
+        return f"*Loan*: {state}, back to {home} at {at(due_at)}."
+    return f"*Loan*: {state}. {reason}".rstrip()
+
+
 def list_title(count: int) -> str:
     return f"*Loans ({count})*"
 

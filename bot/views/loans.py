@@ -59,6 +59,11 @@ def pressed_view(loan: Loan, said: str, still_lent: bool) -> LoanMessageView:
     )
 
 
+def status_line(loan: Loan) -> str:
+    """The loan's line under `/join status` of the request that lends the node."""
+    return loan_texts.status_line(str(loan.state), loan.home, loan.due_at, loan.reason)
+
+
 def list_view(loans: list[Loan]) -> ReportView:
     title = loan_texts.list_title(len(loans))
     if not loans:

@@ -141,6 +141,8 @@ def test_extend_moves_the_return_back_and_return_now_brings_the_node_home(bot, w
     )
     assert extended.state is LoanState.ACTIVE
 
+    _, status_rid = bot.slash(f"status {request.id}")
+    assert "*Loan*: active, back to clusterA at <!date^" in bot.wait_answer(status_rid)
     _, listed_rid = bot.slash("loans")
     listed = bot.wait_answer(listed_rid)
     assert f"`{request.id}` `a-w-2`: lent by clusterA to clusterB, active" in listed

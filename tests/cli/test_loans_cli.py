@@ -54,6 +54,8 @@ def test_a_loan_at_the_terminal_is_listed_then_comes_back(world, worker, make_ct
     request = ctx.store.recent(1)[0]
     wait_event(ctx, request.id, lambda e: e.kind == "loan" and e.state == "lent")
 
+    assert main(["status", request.id]) == 0
+    assert "  loan: active, back to clusterA at " in capsys.readouterr().out
     assert main(["loans"]) == 0
     listed = capsys.readouterr().out
     assert f"{request.id}  a-w-1  clusterA -> clusterB  active" in listed
