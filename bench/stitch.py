@@ -260,11 +260,21 @@ def _verify(world: World, stitch: Run) -> None:
             raise RuntimeError(f"{stitch.node(i)} is not Ready in {stitch.target}")
 
 
+def rounds(sizes: Sizes) -> int:
+    """How many rounds of `max_parallel` migrations the batch needs at best."""
+    return math.ceil(sizes.nodes / sizes.max_parallel)
+
+
+def ideal_seconds(sizes: Sizes, serial_seconds: float) -> float:
+    """The batch's floor: its rounds, each as long as one migration alone on these workers."""
+    return rounds(sizes) * serial_seconds / sizes.nodes
+
+
 def _result(sizes: Sizes, samples: dict[str, Any]) -> Result:
     ours, theirs = median(samples["batch_seconds"]), median(samples["serial_seconds"])
     n, width = sizes.nodes, sizes.max_parallel
     per_node = theirs / n  # one migration alone, on these workers
-    ideal = math.ceil(n / width) * per_node
+    ideal = ideal_seconds(sizes, theirs)
     peak = max(samples["peak_concurrency"])
     planning = median(samples["batch_planning_requests_per_node"])
     serial_planning = median(samples["serial_planning_requests_per_node"])

@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -84,7 +85,7 @@ def settings_for(
 
 
 def start_process(
-    args: list[str], log: Path, env: dict[str, str] | None = None, module: str = "joinops"
+    args: list[str], log: Path, env: dict[str, str] | None = None, module: str = "cli"
 ) -> subprocess.Popen[bytes]:
     """`python -m MODULE ARGS` in its own process group, output to `log`."""
     return subprocess.Popen(
@@ -208,3 +209,19 @@ def machine() -> dict[str, Any]:
         # (`load_average_end` is added when the run ends).
         "load_average": round(os.getloadavg()[0], 2),
     }
+
+
+@dataclass
+class Env:
+    """What every row's benchmark gets: the mode, the shared footprint, the Redis database."""
+
+    quick: bool
+    footprint: Footprint = field(default_factory=lambda: Footprint())
+    _url: str = ""
+
+    @property
+    def redis_url(self) -> str:
+        """Asked for only by the benchmarks that need Redis (flushed: see `redis_url()`)."""
+        if not self._url:
+            self._url = redis_url()
+        return self._url

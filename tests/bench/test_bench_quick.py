@@ -11,13 +11,35 @@ from bench.__main__ import main
 from bench.support import percentile, redis_url
 
 FIGURE_KEYS = {"name", "value", "unit", "compared_to", "verdict"}
-RESULT_KEYS = {"name", "title", "params", "figures", "samples", "status", "note", "seconds"}
+RESULT_KEYS = {
+    "name",
+    "title",
+    "params",
+    "figures",
+    "rows",
+    "samples",
+    "status",
+    "note",
+    "seconds",
+}
+ROW_KEYS = {
+    "name",
+    "joinops",
+    "unit",
+    "peer",
+    "peer_value",
+    "ratio",
+    "ratio_kind",
+    "target",
+    "verdict",
+    "note",
+}
 
 
 def test_quick_run_writes_the_table_as_json(tmp_path, capsys):
     assert main(["--quick", "--only", "check_cost,drain", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "latest-quick.json").read_text())
-    assert report["schema"] == 1 and report["mode"] == "quick"
+    assert report["schema"] == 2 and report["mode"] == "quick"
     assert set(report["machine"]) == {
         "nproc",
         "cpu",
@@ -36,6 +58,10 @@ def test_quick_run_writes_the_table_as_json(tmp_path, capsys):
             assert set(figure) == FIGURE_KEYS
             assert isinstance(figure["value"], int | float)
             assert figure["compared_to"]
+        assert result["rows"]
+        for row in result["rows"]:
+            assert set(row) == ROW_KEYS
+            assert isinstance(row["joinops"], int | float) and row["peer"]
     check = report["results"][0]
     assert [c["nodes"] for c in check["samples"]["costs"]] == [10, 1000]
     drain = report["results"][1]["samples"]
@@ -43,9 +69,17 @@ def test_quick_run_writes_the_table_as_json(tmp_path, capsys):
     dated = sorted(p.name for p in tmp_path.iterdir())
     assert any(n.endswith("-quick.json") and n[:4].isdigit() for n in dated)
     assert any(n.endswith("-quick.md") for n in dated)
+    check_rows = {r["name"]: r for r in check["rows"]}
+    requests = check_rows["check of a control-plane move, 1,000 nodes: requests"]
+    assert requests["target"] == {"on": "joinops", "op": "<=", "bound": 10, "unit": "requests"}
+    assert requests["verdict"] in ("met", f"missed by {requests['joinops'] - 10} requests")
+    drain_rows = report["results"][1]["rows"]
+    assert drain_rows[0]["ratio_kind"] == "faster"
+    assert drain_rows[0]["ratio"] == drain_rows[0]["peer_value"] / drain_rows[0]["joinops"]
     table = capsys.readouterr().out
+    assert "| Row | joinops | Peer or floor (same run) | Ratio | Target | Verdict |" in table
+    assert "| check of a control-plane move, 1,000 nodes: requests |" in table
     assert "| Benchmark | Figure | joinops | Compared against | Verdict |" in table
-    assert "Check cost vs cluster size" in table and "Drain" in table
 
 
 def test_unknown_benchmark_is_a_usage_error(tmp_path):

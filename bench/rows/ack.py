@@ -1,0 +1,65 @@
+"""Rows: acks of `joinops serve --http` against a bare bolt app on the same server."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from bench import ack
+from bench.report import Result, Target, make_row
+from bench.support import Env, median
+
+NAME = "ack"
+FULL = ack.Sizes(commands=500, concurrency=25, rounds=3, warmup=50, single=50)
+QUICK = ack.Sizes(commands=100, concurrency=10, rounds=1, warmup=10, single=10)
+P99_RATIO = 1.25  # joinops's p99 ack at most this many times the bare bolt app's (issue 16)
+CPU_MS = 3.0  # bot CPU per valid /join (issue 16)
+
+
+def blocked() -> str | None:
+    """Why the ack benchmark cannot run yet, if it cannot."""
+    for module in ("bot.serve", "cli.serve_cmd"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} does not exist yet: `joinops serve --http` cannot run"
+    return None
+
+
+def row(env: Env) -> Result:
+    why = blocked()
+    if why is not None:
+        return Result(NAME, "Ack latency", status="blocked", note=why)
+    sizes = QUICK if env.quick else FULL
+    result = ack.run(sizes, env.redis_url, env.footprint)
+    samples = result.samples
+
+    def med(key: str, field: str) -> float:
+        return median(r[field] for r in samples[key])
+
+    errors = sum(r["errors"] for key in ("joinops", "joinops_help") for r in samples[key])
+    floor_errors = sum(r["errors"] for r in samples["bolt_floor"])
+    result.rows += [
+        make_row(
+            f"p99 ack, {sizes.commands} valid /join, {sizes.concurrency} at once",
+            med("joinops", "p99_ms"),
+            "ms",
+            "bare bolt app",
+            med("bolt_floor", "p99_ms"),
+            target=Target("ratio", "<=", P99_RATIO),
+        ),
+        make_row(
+            "answers other than HTTP 200",
+            errors,
+            "requests",
+            "bare bolt app",
+            floor_errors,
+            target=Target("joinops", "<=", 0, "requests"),
+        ),
+        make_row(
+            "bot CPU per valid /join",
+            med("joinops", "cpu_ms_per_command"),
+            "ms",
+            "bare bolt app",
+            med("bolt_floor", "cpu_ms_per_command"),
+            target=Target("joinops", "<=", CPU_MS, "ms"),
+        ),
+    ]
+    return result
