@@ -125,6 +125,15 @@ def test_the_reminder_s_buttons_extend_the_loan_then_bring_the_node_home(bot, wo
     assert world.cluster("clusterA").node("a-w-9") is not None
 
 
+def test_a_loan_outlives_the_bot_that_lent_it(bot, make_bot, world, policy):
+    request = lend(bot, "a-w-10 from clusterA to clusterB for 5s")
+    bot.stop()  # the bot goes away while the node is lent; another one takes over
+    restarted = make_bot(policy=policy)
+    restarted.wait_thread(request.id, lambda rs: any(r.startswith(":house:") for r in rs), 60)
+    assert world.cluster("clusterA").node("a-w-10") is not None
+    assert world.cluster("clusterB").node("a-w-10") is None
+
+
 def test_extend_moves_the_return_back_and_return_now_brings_the_node_home(bot, world):
     request = lend(bot, "a-w-2 from clusterA to clusterB for 1h")
     loans = LoanStore(bot.redis)
