@@ -238,6 +238,24 @@ def test_a_return_the_rules_refuse_is_not_attempted_and_the_loan_is_overdue(bot,
     assert LoanStore(bot.redis).get(request.id).state is LoanState.RETURNED
 
 
+def test_a_return_a_version_no_longer_allows_is_not_attempted(bot, world):
+    request = lend(bot, "a-w-11 from clusterA to clusterB for 1h")
+    home = world.cluster("clusterA")
+    was = home.version
+    home.version = "v1.33.1"  # clusterA was upgraded while its node was away
+    try:
+        bot.click("loan_return", request.id, REQUESTER)
+        replies = bot.wait_thread(request.id, lambda rs: any(":warning:" in r for r in rs))
+    finally:
+        home.version = was
+    overdue = next(r for r in replies if r.startswith(":warning: The loan of `a-w-11` is overdue"))
+    assert "v1.31.4" in overdue and "v1.33" in overdue
+    loan = LoanStore(bot.redis).get(request.id)
+    assert loan is not None and loan.state is LoanState.OVERDUE
+    assert bot.ctx.store.get(loan.return_request) is None  # not attempted
+    assert world.cluster("clusterB").node("a-w-11") is not None
+
+
 @pytest.mark.parametrize(
     ("words", "expected"),
     [
