@@ -77,12 +77,13 @@ def bot(make_bot, worker, policy):  # type: ignore[no-untyped-def]
 
 
 def lend(bot: Any, words: str) -> Any:
-    """Ask for a loan, approve it, and wait until the move succeeded and the loan runs."""
+    """Ask for a loan, approve it, and wait until the move succeeded and the loan runs (a
+    short loan may already be on its way back by then)."""
     bot.slash(words)
     request = bot.request_from_message(bot.wait_message())
     bot.approve(request.id)
     loans = LoanStore(bot.redis)
-    until(lambda: (loan := loans.get(request.id)) and loan.state is LoanState.ACTIVE, 60)
+    until(lambda: (loan := loans.get(request.id)) and loan.state is not LoanState.LENDING, 60)
     bot.wait_thread(request.id, lambda replies: any(":hourglass" in r for r in replies))
     return request
 

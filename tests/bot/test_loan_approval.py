@@ -33,8 +33,8 @@ def policy() -> dict[str, Any]:
 def _waiting_return(bot: Any, request_id: str) -> Any:
     """The return request, once its message with the buttons is in the loan's thread."""
     loans = LoanStore(bot.redis)
-    loan = until(lambda: (found := loans.get(request_id)) and found.return_request and found, 30)
-    back = until(lambda: (r := bot.ctx.store.get(loan.return_request)) and r.message_ts and r, 30)
+    loan = until(lambda: (found := loans.get(request_id)) and found.return_request and found, 60)
+    back = until(lambda: (r := bot.ctx.store.get(loan.return_request)) and r.message_ts and r, 60)
     message = next(m for m in thread_messages(bot, request_id) if m["ts"] == back.message_ts)
     assert buttons(message) == [("join_approve", back.id), ("join_reject", back.id)]
     return back
@@ -76,8 +76,8 @@ def test_a_rejected_return_leaves_the_loan_overdue(bot, world):
     bot.click("join_reject", back.id, APPROVER)
 
     loans = LoanStore(bot.redis)
-    until(lambda: (loan := loans.get(request.id)) and loan.state is LoanState.OVERDUE, 30)
-    replies = bot.wait_thread(request.id, lambda rs: any(":warning:" in r for r in rs))
+    until(lambda: (loan := loans.get(request.id)) and loan.state is LoanState.OVERDUE, 60)
+    replies = bot.wait_thread(request.id, lambda rs: any(":warning:" in r for r in rs), 60)
     assert any("The return was rejected; the node stays lent" in r for r in replies)
     assert world.cluster("clusterB").node("a-w-2") is not None
     _, rid = bot.slash("loans")
