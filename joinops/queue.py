@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import redis
 from rq import Queue
@@ -108,6 +108,32 @@ def replace_abandoned_job(connection: redis.Redis, settings: Settings, request_i
     except NoSuchJobError:
         pass
     return enqueue_migration(connection, settings, request_id)
+
+
+def schedule_recheck(
+    connection: redis.Redis, settings: Settings, request_id: str, seconds: float
+) -> None:
+    """Resume a migration whose step waits, in `seconds`, on whichever worker is free (RQ's
+    scheduler, in whole seconds). Each re-check is a job of its own: the current one is still
+    running when it schedules the next."""
+    number = connection.incr(f"joinops:rechecks:{request_id}")
+    connection.expire(f"joinops:rechecks:{request_id}", 86400)
+    queue(connection).enqueue_in(
+        timedelta(seconds=max(1, math.ceil(seconds))),
+        MIGRATE,
+        request_id,
+        job_id=f"{request_id}-recheck-{number}",
+        job_timeout=job_timeout(settings),
+        result_ttl=60,
+        failure_ttl=30 * 86400,
+        description=f"joinops migration {request_id} (re-check {number})",
+        at_front=True,  # a re-check is a glance: before new work, so its locks never lapse
+    )
+
+
+def jobs_waiting(connection: redis.Redis) -> int:
+    """Jobs queued for a free worker now: a waiting step gives its worker up when there are."""
+    return int(queue(connection).count)
 
 
 def enqueue_batch_advance(connection: redis.Redis, batch_id: str) -> None:

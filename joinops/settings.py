@@ -74,6 +74,9 @@ class Timeouts(_Strict):
     upload_certs: Duration = timedelta(minutes=5)  # the control-plane certificate upload pod
     api: Duration = timedelta(seconds=15)  # one Kubernetes API call (connect + read)
     lock: Duration = timedelta(seconds=60)  # a dead worker's locks are free again after this
+    # A waiting step (drain, join) watches this long at a time; when other jobs are queued it
+    # then gives its worker up and is checked again this much later (RQ's scheduler).
+    recheck: Duration = timedelta(seconds=1)
 
 
 class AgentConfig(_Strict):

@@ -21,7 +21,7 @@ from joinops.errors import ClusterError, ClusterUnreachable
 from joinops.requests import outcome_texts, step_texts
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.quorum import STATIC_COMPONENTS, mirror_pod_name
-from workers import agent
+from workers import agent, waits
 from workers.errors import PermanentError
 from workers.material_steps import delete_tokens
 from workers.run import Run
@@ -30,17 +30,25 @@ from workers.run import Run
 def wait_joined(run: Run) -> str:
     memory = run.memory("wait-joined")
     deadline = memory.get("deadline") if run.resuming else None
+    started = float(memory.get("since") or run.ctx.clock()) if run.resuming else run.ctx.clock()
     if deadline is None:
         deadline = run.ctx.clock() + run.ctx.settings.timeouts.join.total_seconds()
-        run.remember("wait-joined", deadline=deadline)
-    started = run.ctx.clock()
+        run.remember("wait-joined", deadline=deadline, since=started)
     unreachable = False  # did the target's API fail to answer the last watch?
     ready = False
     while run.ctx.clock() < deadline:
+        until = waits.slice_end(run, deadline)
         try:
-            ready = ready or _node_ready(run, deadline)
+            if not ready and waits.others_queued(run):  # one look, no watch: then let go
+                ready = _node_ready_now(run)
+                if not ready:
+                    waits.give_up_worker(run, "the node to join")
+            ready = ready or _node_ready(run, until)
             if ready and run.request.role is Role.CONTROL_PLANE:
-                missing = _control_plane_missing(run, deadline)
+                missing = _control_plane_missing(run, until)
+                if missing and until < deadline:
+                    waits.give_up_worker_if_needed(run, "mirror pods Ready")
+                    continue
                 if missing:
                     raise PermanentError(
                         step_texts.control_plane_incomplete(
@@ -60,6 +68,8 @@ def wait_joined(run: Run) -> str:
             unreachable = True
             run.ctx.redis.ping()  # a dead Redis should fail the job, not loop here
             time.sleep(1.0)  # the target's API is away for a moment; the deadline still holds
+        if until < deadline:
+            waits.give_up_worker_if_needed(run, "the node to join")
     _never_joined(run, unreachable)
 
 
@@ -77,6 +87,14 @@ def _node_ready(run: Run, deadline: float) -> bool:
     return found is not None
 
 
+def _node_ready_now(run: Run) -> bool:
+    target, node = run.target, run.request.node
+    listing = target.call(
+        "list", f"nodes/{node}", target.core.list_node, field_selector=f"metadata.name={node}"
+    )
+    return any(_ready(n) for n in listing.items or [])
+
+
 def _control_plane_missing(run: Run, deadline: float) -> list[str]:
     """What the control plane still lacks at the deadline (empty: complete)."""
     target, node = run.target, run.request.node
@@ -87,10 +105,12 @@ def _control_plane_missing(run: Run, deadline: float) -> list[str]:
         ready[pod.metadata.name] = pod_running_ready(pod)
         return all(ready.get(name) for name in wanted)
 
-    run.progress(
-        "wait-joined",
-        step_texts.control_plane_waiting(node, run.request.target, _pod_words(wanted)),
-    )
+    if not run.memory("wait-joined").get("said_waiting"):  # once, not at every re-check
+        run.remember("wait-joined", said_waiting=True)
+        run.progress(
+            "wait-joined",
+            step_texts.control_plane_waiting(node, run.request.target, _pod_words(wanted)),
+        )
     pods_done = watches.wait_for(
         target,
         f"pods on {node} (kube-system)",

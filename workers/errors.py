@@ -22,3 +22,12 @@ class LockLost(Exception):
 
 class Cancelled(Exception):
     """The request was cancelled while a step ran; undo what was done."""
+
+
+class Waiting(Exception):
+    """The step waits for a change in a cluster (pods to go, the node to join): the runner
+    releases the worker, keeps the locks and schedules a re-check of the same step in `seconds`."""
+
+    def __init__(self, what: str, seconds: float) -> None:
+        super().__init__(what)
+        self.seconds = seconds

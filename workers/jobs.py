@@ -13,7 +13,7 @@ from workers.runner import run_request
 
 def run_migration(request_id: str) -> str:
     ctx = context.current()
-    state = run_request(ctx, request_id)
+    state = run_request(ctx, request_id, park=True)
     loans.after_run(ctx, request_id)
     _advance_batch(ctx, request_id)
     return str(state) if state else "missing"

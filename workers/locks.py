@@ -72,6 +72,7 @@ class LockSet:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.lost = threading.Event()  # a renewal found a lock gone: another run may own it now
+        self.parked = False  # kept, without a heartbeat, for a scheduled re-check
 
     def acquire(self) -> Held | None:
         """Take every lock, or none. Returns what blocked, or None on success."""
@@ -91,6 +92,15 @@ class LockSet:
             self._thread.join(timeout=5)
         self._release(keys=self.keys, args=[self.owner])
 
+    def park(self, seconds: float) -> None:
+        """Keep the locks for `seconds` without a heartbeat: the run's worker goes on to other
+        jobs, and the re-check that resumes the run takes them back (same owner) before then."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._renew(keys=self.keys, args=[self.owner, int(seconds * 1000)])
+        self.parked = True
+
     def keep_alive(self) -> None:
         """Renew the locks every third of their ttl until released."""
         interval = self.ttl_ms / 3000
@@ -106,6 +116,11 @@ class LockSet:
 
         self._thread = threading.Thread(target=beat, name=f"locks-{self.owner}", daemon=True)
         self._thread.start()
+
+
+def parked_key(request_id: str) -> str:
+    """Holds the lock owner of a run parked for a re-check, for the run that resumes it."""
+    return f"joinops:parked:{request_id}"
 
 
 def run_owner(request_id: str) -> str:

@@ -13,7 +13,7 @@ from joinops.requests.lifecycle import State
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.check import check
 from joinops.rules.refusal_now import refusal_now
-from workers import agent, drain, material, preflight
+from workers import agent, drain, material, preflight, waits
 from workers.errors import Cancelled, PermanentError
 from workers.material_steps import delete_tokens, fresh_material
 from workers.run import Run
@@ -50,21 +50,35 @@ def uncordon(run: Run) -> None:
 
 
 def drain_node(run: Run) -> str:
-    started = run.ctx.clock()
-    result = drain.drain(
-        run.source,
-        run.request.node,
-        deadline=started + run.ctx.settings.timeouts.drain.total_seconds(),
-        progress=lambda gone, total: run.progress(
-            "drain", step_texts.pods_gone(run.request.node, gone, total), done=gone, total=total
-        ),
-        stopped=run.cancelled,
-        clock=run.ctx.clock,
-        force=run.request.force,
+    memory = run.memory("drain") if run.resuming else {}
+    started = float(memory.get("since") or run.ctx.clock())
+    deadline = float(
+        memory.get("deadline") or started + run.ctx.settings.timeouts.drain.total_seconds()
     )
-    run.remember("drain", evicted=result.evicted, rate_limited=result.rate_limited)
-    if run.cancelled():
-        raise Cancelled()
+    evicted = int(memory.get("evicted_before") or 0)  # by earlier slices of this drain
+    run.remember("drain", since=started, deadline=deadline, evicted_before=evicted)
+    while True:
+        until = waits.slice_end(run, deadline)
+        result = drain.drain(
+            run.source,
+            run.request.node,
+            deadline=until,
+            progress=lambda gone, total: run.progress(
+                "drain", step_texts.pods_gone(run.request.node, gone, total), done=gone, total=total
+            ),
+            stopped=run.cancelled,
+            clock=run.ctx.clock,
+            force=run.request.force,
+        )
+        evicted += result.evicted
+        moved = int(run.memory("drain").get("moved") or evicted + result.already_terminating)
+        run.remember("drain", evicted=evicted, moved=moved, rate_limited=result.rate_limited)
+        if run.cancelled():
+            raise Cancelled()
+        if result.done or until >= deadline:
+            break
+        run.remember("drain", evicted_before=evicted)
+        waits.give_up_worker_if_needed(run, "pods terminating")
     if not result.done:
         raise PermanentError(
             step_texts.drain_timed_out(
@@ -73,7 +87,7 @@ def drain_node(run: Run) -> str:
         )
     return step_texts.drained(
         run.request.node,
-        result.evicted + result.already_terminating,
+        moved,  # counted by the first slice: later ones see its evictions as terminating
         run.ctx.clock() - started,
         result.skipped,
         result.empty_dir,

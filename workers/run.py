@@ -24,6 +24,8 @@ class Run:
     resuming: bool = False  # the current step was interrupted (worker died) and is resumed
     lost: threading.Event | None = None  # set when this run's locks expired under it
     token: BootstrapToken | None = None  # minted in this process (its secret is never stored)
+    park: bool = False  # may a waiting step give up its worker (raise Waiting)? Jobs say yes
+    waking: bool = False  # this run resumes a step parked for a re-check (no new record)
 
     @property
     def id(self) -> str:

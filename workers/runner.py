@@ -8,6 +8,7 @@ the source and the outcome says where it is and what to do.
 from __future__ import annotations
 
 import logging
+import math
 
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
@@ -15,6 +16,7 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable, ConfigError
 from joinops.logs import request_context
 from joinops.metrics import STEP_SECONDS
+from joinops.queue import schedule_recheck
 from joinops.requests import outcome_texts, step_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
@@ -22,8 +24,15 @@ from joinops.requests.lifecycle import State
 from joinops.requests.steprecords import Outcome
 from joinops.requests.store import Request
 from workers.context import EngineContext
-from workers.errors import Cancelled, LockLost, PermanentError, TemporaryError
-from workers.locks import LockSet, control_plane_lock, node_lock, request_of, run_owner
+from workers.errors import Cancelled, LockLost, PermanentError, TemporaryError, Waiting
+from workers.locks import (
+    LockSet,
+    control_plane_lock,
+    node_lock,
+    parked_key,
+    request_of,
+    run_owner,
+)
 from workers.material_steps import after_failure
 from workers.pinning import pin_step_clusters
 from workers.run import Run
@@ -31,6 +40,7 @@ from workers.steps import STEPS, Step
 
 log = logging.getLogger(__name__)
 
+SCHEDULER_DELAY = 3.0  # seconds RQ's scheduler may take past a re-check's due time
 TRANSIENT = (ClusterUnreachable, ClusterRateLimited, TemporaryError)
 ATTEMPTS_PER_STEP = 4
 
@@ -45,15 +55,20 @@ def lock_keys(request: Request) -> list[str]:
     return keys
 
 
-def run_request(ctx: EngineContext, request_id: str) -> State | None:
-    """Carry out one approved (or interrupted) request. Returns its final state."""
+def run_request(ctx: EngineContext, request_id: str, park: bool = False) -> State | None:
+    """Carry out one approved (or interrupted) request. Returns its final state, or `running`
+    when `park` let a waiting step give up the worker until its scheduled re-check."""
     request = ctx.store.get(request_id)
-    if request is None or request.state not in (State.APPROVED, State.RUNNING):
+    parked_owner = _take_parked_owner(ctx, request_id)
+    waking = parked_owner is not None
+    # a parked run cancelled meanwhile wakes to put the node back, as a running one would
+    runnable = (State.APPROVED, State.RUNNING) + ((State.CANCELLED,) if waking else ())
+    if request is None or request.state not in runnable:
         return request.state if request else None
     locks = LockSet(
         ctx.redis,
         lock_keys(request),
-        run_owner(request.id),
+        parked_owner or run_owner(request.id),
         ctx.settings.timeouts.lock.total_seconds(),
     )
     held = locks.acquire()
@@ -75,19 +90,31 @@ def run_request(ctx: EngineContext, request_id: str) -> State | None:
     locks.keep_alive()
     try:
         with request_context(request.id):
-            return _run_locked(ctx, request, locks)
+            return _run_locked(ctx, request, locks, park, waking)
     finally:
-        locks.release()
+        if not locks.parked:
+            locks.release()
 
 
-def _run_locked(ctx: EngineContext, request: Request, locks: LockSet) -> State:
-    resumed = request.state is State.RUNNING
+def _take_parked_owner(ctx: EngineContext, request_id: str) -> str | None:
+    owner = ctx.redis.getdel(parked_key(request_id))
+    return _text(owner) if owner else None
+
+
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _run_locked(
+    ctx: EngineContext, request: Request, locks: LockSet, park: bool, waking: bool
+) -> State:
+    resumed = request.state is State.RUNNING or waking
     if not resumed:
         moved, _ = ctx.store.transition(request.id, State.RUNNING)
         if not moved:
             return ctx.store.get(request.id).state
         request.state = State.RUNNING
-    run = Run(ctx, request, lost=locks.lost)
+    run = Run(ctx, request, lost=locks.lost, park=park, waking=waking)
     if "run_started" not in ctx.records.get(request.id, "check").data:
         # the migration's start, kept across resumes (a resumed `check` restarts its record)
         ctx.records.remember(request.id, "check", run_started=ctx.clock())
@@ -96,6 +123,8 @@ def _run_locked(ctx: EngineContext, request: Request, locks: LockSet) -> State:
         for step in STEPS:
             _run_step(run, step, resumed)
         _check_locks(run)
+    except Waiting as waiting:
+        return _park(run, locks, step, waiting)
     except LockLost:
         log.warning(
             "request %s: locks expired during step %s; stopping this run", request.id, step.id
@@ -123,6 +152,21 @@ def _run_locked(ctx: EngineContext, request: Request, locks: LockSet) -> State:
     return _finish(ctx, request, State.SUCCEEDED, outcome_texts.succeeded(request, seconds))
 
 
+def _park(run: Run, locks: LockSet, step: Step, waiting: Waiting) -> State:
+    """The step waits: its record stays `running`, the locks stay with this run's owner (one
+    ttl), and a re-check of the same step is scheduled; the worker is free for other jobs."""
+    ctx = run.ctx
+    # Until the re-check is due, plus RQ's scheduler's own delay (whole seconds, polled each
+    # second), plus a dead worker's ttl: if no worker takes the re-check by then, the locks are
+    # free and recovery resumes the request as it resumes a dead worker's.
+    keep = waiting.seconds + SCHEDULER_DELAY + ctx.settings.timeouts.lock.total_seconds()
+    locks.park(keep)
+    ctx.redis.set(parked_key(run.id), locks.owner, ex=math.ceil(keep))
+    schedule_recheck(ctx.redis, ctx.settings, run.id, waiting.seconds)
+    log.info("request %s: step %s waits (%s); re-check scheduled", run.id, step.id, waiting)
+    return State.RUNNING
+
+
 def _reason(error: PermanentError | ClusterError) -> str:
     """The failure in words; an API error names its cluster (once)."""
     if isinstance(error, ClusterError) and error.cluster in error.detail:
@@ -143,19 +187,25 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
     _check_locks(run)
     if run.cancelled() and not run.request.agent_started:
         raise Cancelled()
-    if resumed and record.outcome is Outcome.RUNNING:
-        _emit(run, EventKind.PROGRESS, outcome_texts.resumed(step.id), step.id)
     run.resuming = record.outcome is Outcome.RUNNING
-    record = ctx.records.start(request_id, step.id)
+    waking, run.waking = run.waking and run.resuming, False  # only the parked step wakes
+    if not waking:
+        if resumed and record.outcome is Outcome.RUNNING:
+            _emit(run, EventKind.PROGRESS, outcome_texts.resumed(step.id), step.id)
+        record = ctx.records.start(request_id, step.id)
     pin_step_clusters(run)
-    _emit(
-        run,
-        EventKind.STEP_STARTED,
-        step_texts.STEP_TITLES[step.id].format(
-            node=run.request.node, source=run.request.source, target=run.request.target, cert=""
-        ),
-        step.id,
-    )
+    if not waking:  # a re-check goes on with the step's record and its "started" line
+        _emit(
+            run,
+            EventKind.STEP_STARTED,
+            step_texts.STEP_TITLES[step.id].format(
+                node=run.request.node,
+                source=run.request.source,
+                target=run.request.target,
+                cert="",
+            ),
+            step.id,
+        )
     for attempt in Retrying(
         retry=retry_if_exception_type(TRANSIENT),
         stop=stop_after_attempt(ATTEMPTS_PER_STEP),
