@@ -1,10 +1,11 @@
 """Check cost vs cluster size: what one `rules.check` asks of the two API servers.
 
 Measured: API requests and bytes the API servers sent back for one check of a control-plane move
-(the costliest ask: it also reads the control planes and the last-control-plane rule), with the
-source and the target each holding N nodes. Compared against the same check at the smallest size
-(it must be flat) and against what listing the source's nodes once would cost at that size (what
-a check that read every node would pay at least).
+(the costliest ask: it also reads the control planes and the last-control-plane rule), and of a
+worker move (a DaemonSet pod and a ReplicaSet pod on the node), with the source and the target
+each holding N nodes and N pods running on the source's other nodes. Compared against the same
+check at the smallest size (it must be flat) and against what listing the source's nodes once
+would cost at that size (what a check that read every node would pay at least).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Cost:
     seconds: float  # median wall time of one check, loopback, in-process API servers
     list_bytes: int  # one unpaged list of the source's nodes
     list_seconds: float
+    worker_requests: int  # one check of a worker move (src-w-1, two pods on it)
+    worker_bytes: int
 
 
 def measure(nodes: int, repeats: int) -> Cost:
@@ -54,6 +57,13 @@ def measure(nodes: int, repeats: int) -> Cost:
         )
         source.add_nodes(nodes - 1, prefix="src-w")
         target.add_nodes(nodes - 1, prefix="dst-w")
+        # the moved worker carries a DaemonSet pod and a ReplicaSet pod; N pods run elsewhere
+        source.add_pod("src-w-1", "agent-x", owner_kind="DaemonSet")
+        source.add_pod("src-w-1", "web-0", owner_kind="ReplicaSet")
+        for i in range(nodes):
+            source.add_pod(
+                f"src-w-{2 + i % max(1, nodes - 2)}", f"other-{i}", owner_kind="ReplicaSet"
+            )
         registry = ClusterRegistry(settings_for(world, Path(tmp), "redis://unused"))
         ask = MigrationAsk("src-cp", "src", "dst", Role.CONTROL_PLANE)
         src, dst = registry.get("src"), registry.get("dst")
@@ -69,6 +79,11 @@ def measure(nodes: int, repeats: int) -> Cost:
         if codes != ["last-control-plane", "etcd-even"]:
             raise RuntimeError(f"unexpected findings at {nodes} nodes: {codes}")
         _reset(source, target)
+        worker = check(MigrationAsk("src-w-1", "src", "dst", Role.WORKER), src, dst)
+        if not worker.allowed:
+            raise RuntimeError(f"worker move refused at {nodes} nodes: {worker.findings}")
+        worker_records = source.requests + target.requests
+        _reset(source, target)
         started = time.perf_counter()
         src.call("list", "nodes", src.core.list_node)
         list_seconds = time.perf_counter() - started
@@ -79,6 +94,8 @@ def measure(nodes: int, repeats: int) -> Cost:
             seconds=median(times),
             list_bytes=sum(r.bytes_out for r in source.requests),
             list_seconds=list_seconds,
+            worker_requests=len(worker_records),
+            worker_bytes=sum(r.bytes_out for r in worker_records),
         )
 
 

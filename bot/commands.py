@@ -155,7 +155,7 @@ class SlashCommands:
         found in none or in two, the refusal says where it looked or lists both."""
         node = command.nodes[0]
         try:
-            sources, _ = batches.locate([node], command.target, self.ctx.clusters)
+            sources, _, _ = batches.locate([node], command.target, self.ctx.clusters)
         except ConfigError as e:
             inv.tell(answers_texts.configuration_problem(str(e)))
             return

@@ -71,14 +71,15 @@ def plan_nodes(
     """`/join n1 n2 n3 [from SRC] to DST`: each node's source is looked up when not given."""
     if len(set(nodes)) != len(nodes):
         raise UsageError(rule_texts.batch_duplicate_nodes())
+    listed: dict[str, Listed] = {}
     if source is None:
-        sources, findings = locate(nodes, target, registry)
+        sources, findings, listed = locate(nodes, target, registry)
     else:
         sources, findings = dict.fromkeys(nodes, source), []
     asks = [MigrationAsk(n, sources[n], target, role, force) for n in nodes if n in sources]
     for ask in asks:
         validate_ask(ask, registry.names)
-    return _judge(asks, target, registry, findings, force)
+    return _judge(asks, target, registry, findings, force, listed)
 
 
 def plan_all(source: str, target: str, registry: ClusterRegistry, force: bool = False) -> BatchPlan:
@@ -110,22 +111,45 @@ def plan_all(source: str, target: str, registry: ClusterRegistry, force: bool = 
     return _judge(asks, target, registry, [], force)
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One cluster's nodes as one list showed them: names, and which are control planes."""
+
+    names: frozenset[str]
+    control_planes: frozenset[str]
+
+
+def list_nodes(registry: ClusterRegistry, cluster: str) -> Listed | None:
+    """One list of the cluster's nodes; None when the cluster does not answer."""
+    kube = registry.get(cluster)
+    try:
+        listing = kube.call("list", "nodes", kube.core.list_node)
+    except ClusterError:
+        return None
+    names = {str(n.metadata.name) for n in listing.items}
+    planes = {
+        str(n.metadata.name)
+        for n in listing.items
+        if "node-role.kubernetes.io/control-plane" in (n.metadata.labels or {})
+    }
+    return Listed(frozenset(names), frozenset(planes))
+
+
 def locate(
     nodes: list[str], target: str, registry: ClusterRegistry
-) -> tuple[dict[str, str], list[Finding]]:
-    """Find each node's cluster; a name in no cluster, or in two, is a refusal."""
+) -> tuple[dict[str, str], list[Finding], dict[str, Listed]]:
+    """Find each node's cluster with one node list per candidate cluster (not one lookup per
+    node and cluster); a name in no cluster, or in two, is a refusal."""
     candidates = [c for c in registry.names if c != target]
-
-    def present(pair: tuple[str, str]) -> bool:
-        node, cluster = pair
-        try:
-            return registry.get(cluster).get_node(node) is not None
-        except ClusterError:
-            return False
-
-    pairs = [(n, c) for n in nodes for c in candidates]
-    with ThreadPoolExecutor(8) as pool:
-        hits = [pair for pair, found in zip(pairs, pool.map(present, pairs), strict=True) if found]
+    listed: dict[str, Listed] = {}
+    if len(nodes) == 1:  # one node: a get by name per cluster costs as many requests, fewer bytes
+        hits = _get_by_name(nodes[0], candidates, registry)
+    else:
+        with ThreadPoolExecutor(8) as pool:
+            lists = list(pool.map(lambda c: list_nodes(registry, c), candidates))
+        found = dict(zip(candidates, lists, strict=True))
+        listed = {c: v for c, v in found.items() if v is not None}
+        hits = [(n, c) for n in nodes for c, v in listed.items() if n in v.names]
     sources: dict[str, str] = {}
     findings = []
     for node in nodes:
@@ -146,7 +170,21 @@ def locate(
                     Severity.REFUSAL, "ambiguous-node", rule_texts.batch_node_ambiguous(node, where)
                 )
             )
-    return sources, findings
+    return sources, findings, listed
+
+
+def _get_by_name(
+    node: str, clusters: list[str], registry: ClusterRegistry
+) -> list[tuple[str, str]]:
+    def present(cluster: str) -> bool:
+        try:
+            return registry.get(cluster).get_node(node) is not None
+        except ClusterError:
+            return False
+
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(present, clusters))
+    return [(node, c) for c, hit in zip(clusters, found, strict=True) if hit]
 
 
 def _judge(
@@ -155,6 +193,7 @@ def _judge(
     registry: ClusterRegistry,
     findings: list[Finding],
     force: bool,
+    listed: dict[str, Listed] | None = None,
 ) -> BatchPlan:
     def one(ask: MigrationAsk) -> Verdict:
         return check(ask, registry.get(ask.source), registry.get(ask.target))
@@ -164,12 +203,15 @@ def _judge(
     items: list[BatchItem] = []
     for source in sorted({a.source for a in asks}):
         group = [v for v in verdicts if v.ask.source == source]
-        items += _order_source(group, registry, findings)
+        items += _order_source(group, registry, findings, (listed or {}).get(source))
     return BatchPlan(target, tuple(items), ordered(findings), force)
 
 
 def _order_source(
-    group: list[Verdict], registry: ClusterRegistry, findings: list[Finding]
+    group: list[Verdict],
+    registry: ClusterRegistry,
+    findings: list[Finding],
+    listed: Listed | None = None,
 ) -> list[BatchItem]:
     """Workers first; control planes after them; the last control plane after everything."""
     source = group[0].ask.source
@@ -179,8 +221,11 @@ def _order_source(
     items = [BatchItem(v) for v in workers]
     if not planes:
         return items
-    emptied = _source_emptied(source, moving, registry)
-    remaining_planes = _control_plane_count(source, registry)
+    if listed is not None:  # the nodes were listed to find them: no need to ask again
+        emptied, remaining_planes = listed.names <= moving, len(listed.control_planes)
+    else:
+        emptied = _source_emptied(source, moving, registry)
+        remaining_planes = _control_plane_count(source, registry)
     if len(planes) == remaining_planes > 1 and not emptied:  # one alone: its own check refuses
         findings.append(
             Finding(

@@ -60,7 +60,9 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
         if node is None:
             findings.append(_refuse("node-missing", rule_texts.node_missing(ask.node, ask.source)))
         else:
-            source_cp = source.control_planes()
+            # only a control plane's move reads the others (last one, etcd, quorum): a worker's
+            # move saves the request
+            source_cp = source.control_planes() if node.is_control_plane else []
     except ClusterError as e:
         findings.append(_unusable(source.name, e))
     target_facts: ClusterFacts | None = None
