@@ -56,6 +56,7 @@ class Sizes:
     workers: int  # `joinops worker` processes
     max_parallel: int  # the batch's `max_parallel` setting
     repeats: int  # runs of each kind (batch, one after another)
+    curve: tuple[int, ...] = ()  # batch sizes also run once each, for the wall-time curve
 
 
 @dataclass
@@ -195,12 +196,13 @@ def peak_concurrency(connection: redis.Redis, batch_children: list[str]) -> int:
 def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
     batch_runs = [Run(n, sizes.nodes) for n in range(1, sizes.repeats + 1)]
     serial_runs = [Run(n, sizes.nodes) for n in range(sizes.repeats + 1, 2 * sizes.repeats + 1)]
+    curve_runs = [Run(100 + k, n) for k, n in enumerate(sizes.curve)]
     connection = fresh_redis(url)
     with (
         World(join_seconds=sizes.join_seconds) as world,
         tempfile.TemporaryDirectory(prefix="bench-stitch-") as tmp,
     ):
-        build_world(world, batch_runs + serial_runs)
+        build_world(world, batch_runs + serial_runs + curve_runs)
         directory = Path(tmp)
         config = write_config(world, directory, max_parallel=sizes.max_parallel)
         workers = [
@@ -212,6 +214,7 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
             for what in ("seconds", "requests_per_node", "planning_requests_per_node")
         }
         samples["peak_concurrency"] = []
+        samples["curve_seconds"] = []  # [nodes, seconds] per curve run
         try:
             wait_workers_ready(connection, sizes.workers)
             for process in workers:
@@ -242,6 +245,13 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
                     if kind == "batch":
                         samples["peak_concurrency"].append(outcome.peak)
                     _verify(world, stitch)
+            for stitch in curve_runs:
+                settings = settings_for(
+                    world, directory, url, stitch.cluster_names, max_parallel=sizes.max_parallel
+                )
+                outcome = as_batch(settings, connection, stitch, lambda: 0)
+                samples["curve_seconds"].append([stitch.nodes, outcome.seconds])
+                _verify(world, stitch)
             for process in workers:
                 footprint.sample("worker", process.pid)
         finally:

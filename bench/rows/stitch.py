@@ -9,10 +9,13 @@ from bench.support import Env, median
 NAME = "stitch"
 # The chart's default worker count (helm/joinops/values.yaml: worker.replicas) and the issue's
 # max_parallel 16.
-FULL = stitch.Sizes(nodes=16, join_seconds=1.0, workers=2, max_parallel=16, repeats=3)
+FULL = stitch.Sizes(
+    nodes=16, join_seconds=1.0, workers=2, max_parallel=16, repeats=3, curve=(4, 16, 64)
+)
 QUICK = stitch.Sizes(nodes=4, join_seconds=0.2, workers=2, max_parallel=4, repeats=1)
 SPEED_UP = 8.0  # at least this much faster than one after another (issue 16)
 PLANNING_BUDGET = 8  # API requests per node to plan a batch (issue 16)
+CURVE_RATIO = 2.0  # 64 clusters take at most this many times the 16-cluster wall time
 
 
 def row(env: Env) -> Result:
@@ -48,4 +51,17 @@ def row(env: Env) -> Result:
             target=Target("joinops", "<=", PLANNING_BUDGET, "requests"),
         ),
     ]
+    curve = dict((int(n), float(t)) for n, t in samples["curve_seconds"])
+    if 16 in curve and 64 in curve:
+        shape = ", ".join(f"{n}: {t:.1f} s" for n, t in sorted(curve.items()))
+        result.rows.append(
+            make_row(
+                f"64 clusters into one (curve {shape})",
+                curve[64],
+                "s",
+                "16 clusters, same run",
+                curve[16],
+                target=Target("ratio", "<=", CURVE_RATIO),
+            )
+        )
     return result
