@@ -57,26 +57,38 @@ def drain_node(run: Run) -> str:
     )
     evicted = int(memory.get("evicted_before") or 0)  # by earlier slices of this drain
     run.remember("drain", since=started, deadline=deadline, evicted_before=evicted)
+    counted = memory.get("moved")  # the pods to move, counted by this drain's first slice
+    quiet = counted is not None  # a re-check of a drain that counted already
     while True:
         until = waits.slice_end(run, deadline)
         result = drain.drain(
             run.source,
             run.request.node,
             deadline=until,
-            progress=lambda gone, total: run.progress(
-                "drain", step_texts.pods_gone(run.request.node, gone, total), done=gone, total=total
+            # only the first slice counts the pods to move; a later one sees only what is left
+            progress=(
+                (lambda gone, total: None)
+                if quiet
+                else lambda gone, total: run.progress(
+                    "drain",
+                    step_texts.pods_gone(run.request.node, gone, total),
+                    done=gone,
+                    total=total,
+                )
             ),
             stopped=run.cancelled,
             clock=run.ctx.clock,
             force=run.request.force,
         )
         evicted += result.evicted
-        moved = int(run.memory("drain").get("moved") or evicted + result.already_terminating)
+        moved = int(counted if counted is not None else evicted + result.already_terminating)
+        counted = moved
         run.remember("drain", evicted=evicted, moved=moved, rate_limited=result.rate_limited)
         if run.cancelled():
             raise Cancelled()
         if result.done or until >= deadline:
             break
+        quiet = True
         run.remember("drain", evicted_before=evicted)
         waits.give_up_worker_if_needed(run, "pods terminating")
     if not result.done:
