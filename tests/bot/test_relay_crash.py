@@ -9,57 +9,15 @@ same consumer in the relay's group) takes over.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 from slacksim.server import SlackSim
-from slacksim.signing import CHANNEL_ID, block_actions_body, deliver, slash_command_body
-from tests.bot.harness import APPROVER, REQUESTER, SECRET, buttons, text_of, until
-from tests.bot.test_serve import _free_port, _healthy
+from slacksim.signing import CHANNEL_ID, block_actions_body, slash_command_body
+from tests.bot.harness import APPROVER, REQUESTER, buttons, text_of
+from tests.bot.served import ServedBot
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
-
-
-class ServedBot:
-    """A real `joinops serve --http` process on the test's configuration."""
-
-    def __init__(self, config: Path, sim: SlackSim, redis_url: str, log: Path) -> None:
-        self.url = f"http://127.0.0.1:{_free_port()}"
-        env = {
-            **os.environ,
-            "JOINOPS_CONFIG": str(config),
-            "REDIS_URL": redis_url,
-            "SLACK_BOT_TOKEN": sim.token,
-            "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": sim.api_url,
-        }
-        env.pop("SLACK_APP_TOKEN", None)
-        port = self.url.rsplit(":", 1)[1]
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "cli", "serve", "--http", "--host", "127.0.0.1", "--port", port],
-            env=env,
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        until(lambda: _healthy(self.url + "/healthz") or self.process.poll() is not None, 30)
-        assert self.process.poll() is None, log.read_text()
-
-    def send(self, body: bytes) -> None:
-        assert deliver(self.url + "/slack/events", body, SECRET).status == 200
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(10)
 
 
 def _replies(sim: SlackSim, ts: str) -> list[str]:

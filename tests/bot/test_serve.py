@@ -3,68 +3,24 @@ without what its mode needs."""
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import urllib.error
-import urllib.request
-
 import pytest
 
 from cli import main
-from slacksim.signing import deliver, slash_command_body
-from tests.bot.harness import SECRET, ack_text, until
+from slacksim.signing import slash_command_body
+from tests.bot.harness import ack_text
+from tests.bot.served import ServedBot
 from tests.support.clusters import write_config
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1) as answer:
-            return answer.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 def test_serve_http_answers_slack_and_stops_on_sigterm(world, sim, redis_url, tmp_path):
-    config = write_config(world, tmp_path)
-    port = _free_port()
-    env = {
-        **os.environ,
-        "JOINOPS_CONFIG": str(config),
-        "REDIS_URL": redis_url,
-        "SLACK_BOT_TOKEN": sim.token,
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": sim.api_url,
-    }
-    env.pop("SLACK_APP_TOKEN", None)
-    log = tmp_path / "serve.log"
-    command = ["serve", "--http", "--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cli", *command],
-        env=env,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
+    bot = ServedBot(write_config(world, tmp_path), sim, redis_url, tmp_path / "serve.log")
     try:
-        base = f"http://127.0.0.1:{port}"
-        until(lambda: _healthy(base + "/healthz") or process.poll() is not None, 30)
-        assert process.poll() is None, log.read_text()
-        delivery = deliver(base + "/slack/events", slash_command_body(text="help"), SECRET)
+        delivery = bot.deliver(slash_command_body(text="help"))
         assert delivery.status == 200 and "/join" in ack_text(delivery)
-        bad = deliver(base + "/slack/events", slash_command_body(text="help"), "wrong")
-        assert bad.status == 401
+        assert bot.deliver(slash_command_body(text="help"), "wrong").status == 401
     finally:
-        process.send_signal(signal.SIGTERM)
-        code = process.wait(timeout=10)
-    assert code == 0, log.read_text()
+        code = bot.terminate()
+    assert code == 0, bot.log.read_text()
 
 
 def test_serve_refuses_to_start_without_what_its_mode_needs(world, tmp_path, monkeypatch, capsys):

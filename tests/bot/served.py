@@ -1,0 +1,77 @@
+"""A real `joinops serve --http` process on a test's configuration, for tests that need the
+command itself (signals, crashes, restarts) rather than the in-process harness."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from slacksim.server import SlackSim
+from slacksim.signing import Delivery, deliver
+from tests.bot.harness import SECRET, until
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as answer:
+            return answer.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class ServedBot:
+    """`joinops serve --http` started and awaited until it answers /healthz."""
+
+    def __init__(self, config: Path, sim: SlackSim, redis_url: str, log: Path) -> None:
+        self.log = log
+        self.url = f"http://127.0.0.1:{free_port()}"
+        env = {
+            **os.environ,
+            "JOINOPS_CONFIG": str(config),
+            "REDIS_URL": redis_url,
+            "SLACK_BOT_TOKEN": sim.token,
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": sim.api_url,
+        }
+        env.pop("SLACK_APP_TOKEN", None)
+        port = self.url.rsplit(":", 1)[1]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cli", "serve", "--http", "--host", "127.0.0.1", "--port", port],
+            env=env,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+        )
+        until(lambda: healthy(self.url + "/healthz") or self.process.poll() is not None, 30)
+        assert self.process.poll() is None, log.read_text()
+
+    def deliver(self, body: bytes, secret: str = SECRET) -> Delivery:
+        return deliver(self.url + "/slack/events", body, secret)
+
+    def send(self, body: bytes) -> None:
+        assert self.deliver(body).status == 200
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def terminate(self) -> int:
+        """SIGTERM and the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.terminate()
