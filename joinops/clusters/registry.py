@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Protocol
 
 from kubernetes import client
-from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
 from yaml import YAMLError
 
-from joinops.clusters import files
+from joinops.clusters import files, kubeconfigs
 from joinops.clusters.hostsdir import HostsDirectory
 from joinops.clusters.kube import KubeCluster
 from joinops.clusters.texts import kubeconfig_unusable
@@ -113,14 +112,8 @@ class ClusterRegistry:
 
     def _build(self, name: str, cfg: ClusterConfig) -> KubeCluster:
         path = str(cfg.kubeconfig) if cfg.kubeconfig else None
-        configuration = client.Configuration()
         try:
-            kube_config.load_kube_config(
-                config_file=path,
-                context=cfg.context,
-                client_configuration=configuration,
-                persist_config=False,
-            )
+            configuration = kubeconfigs.load(path, cfg.context)
         except (ConfigException, OSError, ValueError, TypeError, AttributeError, YAMLError) as e:
             where = path or "the active kubeconfig"
             raise ConfigError([kubeconfig_unusable(name, where, cfg.context, _short(e))]) from e
