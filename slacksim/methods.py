@@ -13,12 +13,14 @@ from slacksim.chat import (
 )
 from slacksim.files import files_complete_upload_external, files_get_upload_url_external
 from slacksim.people import auth_test, conversations_open, usergroups_users_list, users_info
+from slacksim.socket_mode import apps_connections_open
 from slacksim.views import views_open
 from slacksim.workspace import Json, Workspace
 
 Method = Callable[[Workspace, Json], Json]
 
 METHODS: dict[str, Method] = {
+    "apps.connections.open": apps_connections_open,
     "auth.test": auth_test,
     "chat.postMessage": chat_post_message,
     "chat.update": chat_update,

@@ -8,8 +8,9 @@ Point a real client at it::
         assert sim.calls_to("chat.postMessage")[0].params["text"] == "hi"
 
 Besides `/api/<method>` it serves `POST /upload/<file_id>` (the upload_url handed out by
-files.getUploadURLExternal) and `POST /response/<id>` (a slash command or action
-`response_url`). Every call is recorded; every change wakes `wait_for`.
+files.getUploadURLExternal), `POST /response/<id>` (a slash command or action
+`response_url`) and `GET /link/?ticket=…`, the Socket Mode WebSocket (slacksim.socket_mode, driven
+through `sim.socket`). Every call is recorded; every change wakes `wait_for`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from slacksim.holds import Holds
 from slacksim.methods import METHODS
 from slacksim.params import decode_params
 from slacksim.response_url import respond
+from slacksim.socket_mode import APP_TOKEN, PATH, SocketMode, refuse_app_token, serve_upgrade
 from slacksim.tiers import Tiers
 from slacksim.workspace import Json, ResponseTarget, SlackError, Upload, Workspace
 
@@ -70,15 +72,19 @@ class SlackSim:
         self,
         *,
         token: str = "xoxb-test",
+        app_token: str = APP_TOKEN,
         port: int = 0,
         clock: Callable[[], float] = time.monotonic,
         tiers: Tiers | None = None,
         **workspace: Any,
     ) -> None:
-        """token: the only bot token accepted. port: 0 picks a free one. clock: stamps Call.at.
+        """token: the only bot token accepted; app_token: the only app-level token (Socket
+        Mode's apps.connections.open, see `sim.socket`). port: 0 picks a free one.
+        clock: stamps Call.at.
         tiers: the rate limits enforced (slacksim.tiers; Slack's own by default, `Tiers(speed)`
         faster, `Tiers.off()` none). workspace: Workspace settings (team_id, ts_base, ...)."""
         self.token = token
+        self.app_token = app_token
         self.faults = Faults()
         self.holds = Holds()
         self.tiers = tiers if tiers is not None else Tiers()
@@ -91,6 +97,7 @@ class SlackSim:
         self.url = f"http://127.0.0.1:{self._server.server_port}"
         self.api_url = self.url + "/api/"
         self.workspace = Workspace(url=self.url, **workspace)
+        self.socket = SocketMode(self.workspace, self._cond)
         self._thread: threading.Thread | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -108,6 +115,7 @@ class SlackSim:
 
     def stop(self) -> None:
         self._stopping.set()
+        self.socket.close_all()
         if self._thread is not None:
             self._server.shutdown()
             self._thread.join()
@@ -272,6 +280,8 @@ class SlackSim:
             return "unknown_method"
         if not token:
             return "not_authed"
+        if method == "apps.connections.open" or token == self.app_token:
+            return refuse_app_token(method, token, self.app_token, self.token)
         if token != self.token:
             return "invalid_auth"
         return None
@@ -314,7 +324,9 @@ class _Handler(BaseHTTPRequestHandler):
         parts = split.path.strip("/").split("/")
         headers = {k.lower(): v for k, v in self.headers.items()}
         sim = self.server.sim
-        if len(parts) == 2 and parts[0] == "api":
+        if split.path == PATH and self.command == "GET":
+            serve_upgrade(self, sim.socket, dict(parse_qsl(split.query)).get("ticket"), headers)
+        elif len(parts) == 2 and parts[0] == "api":
             params = dict(parse_qsl(split.query, keep_blank_values=True))
             params.update(_parse_body(body, headers.get("content-type", "")))
             answered = sim._api(parts[1], decode_params(params), headers, at)

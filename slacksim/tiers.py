@@ -38,6 +38,7 @@ POST_PER_WORKSPACE = Limit(600, 60)  # the workspace-wide limit on posting
 
 # The tier of each method the simulator answers, from its page in Slack's method reference.
 METHOD_TIERS: dict[str, Limit] = {
+    # apps.connections.open (Tier 1) is not limited: tests reconnect more often than a bot does
     "auth.test": TIER_4,  # "special": generous
     "chat.postMessage": POST_PER_WORKSPACE,  # and POST_PER_CHANNEL per channel
     "chat.update": TIER_3,

@@ -95,6 +95,7 @@ class Workspace:
         self.views: list[Json] = []
         self.responses: dict[str, list[Json]] = {}
         self.response_targets: dict[str, ResponseTarget] = {}
+        self.socket_tickets: set[str] = set()  # unused apps.connections.open URLs
 
     # ---- ids -------------------------------------------------------------------------------
 
