@@ -2,8 +2,9 @@
 
 `BotHarness` (made by the `make_bot` fixture, with config overrides) starts one: the bolt app on
 waitress (loopback, a free port), the relay thread, and helpers to send signed slash commands and
-clicks as Slack does. `start_worker` runs a real `joinops worker` process on the same
-configuration.
+clicks as Slack does. `connect_socket()` also runs the same app over Socket Mode (slacksim's
+WebSocket); `socket_slash` and `socket_click` then send through it. `start_worker` runs a real
+`joinops worker` process on the same configuration.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from bot.context import BotContext
 from bot.http import SlackWsgi
 from bot.relay import Relay
 from bot.serve import HttpServer
+from bot.socket_mode import SocketModeBot
 from joinops.clusters.registry import ClusterRegistry
 from joinops.queue import queue
 from joinops.requests.store import Request
@@ -145,11 +147,14 @@ class BotHarness:
         self.events_url = self.server.url + "/slack/events"
         self._ids = itertools.count(1)
         self.workers: list[Any] = []
+        self.socket: SocketModeBot | None = None
 
     def stop(self) -> None:
         try:
             for process in self.workers:
                 stop_worker(process)
+            if self.socket is not None:
+                self.socket.close()
             self.server.stop()
         finally:  # whatever failed above, no thread of this bot may outlive its test
             self.executor.shutdown(wait=True)
@@ -185,6 +190,40 @@ class BotHarness:
 
     def approve(self, request_id: str, user: str = APPROVER) -> tuple[Delivery, str]:
         return self.click("join_approve", request_id, user)
+
+    # ---- Slack in, over Socket Mode ---------------------------------------------------------
+
+    def connect_socket(self, ping_interval: float = 0.5) -> SocketModeBot:
+        """Run this bot's app over Socket Mode too (the short ping interval makes the SDK notice
+        a dropped link within about two seconds)."""
+        self.socket = SocketModeBot(
+            self.app, self.sim.app_token, self.ctx.client, ping_interval=ping_interval
+        ).connect()
+        self.sim.socket.wait_connected()
+        return self.socket
+
+    def socket_slash(self, text: str, user: str = REQUESTER) -> tuple[dict[str, Any], str]:
+        """`/join text` as `user` over the socket; returns the ack and the response_url's id."""
+        rid = f"cmd-{next(self._ids)}"
+        url = self.sim.response_url(rid, channel=CHANNEL, user=user)
+        envelope = self.sim.socket.slash_command(text=text, user_id=user, response_url=url)
+        return self.sim.socket.wait_ack(envelope), rid
+
+    def socket_click(
+        self, action: str, request_id: str, user: str, value: str | None = None
+    ) -> tuple[dict[str, Any], str]:
+        """Click a button of the request's message over the socket."""
+        request = self.request(request_id)
+        rid = f"click-{next(self._ids)}"
+        url = self.sim.response_url(rid, channel=CHANNEL, user=user, message_ts=request.message_ts)
+        envelope = self.sim.socket.block_actions(
+            action_id=action,
+            value=request_id if value is None else value,
+            user_id=user,
+            message_ts=request.message_ts,
+            response_url=url,
+        )
+        return self.sim.socket.wait_ack(envelope), rid
 
     # ---- Slack out -------------------------------------------------------------------------
 

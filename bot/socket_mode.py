@@ -1,0 +1,149 @@
+"""The bot over Socket Mode: bolt's SocketModeHandler (slack_sdk's builtin WebSocket client, no
+extra package), with what it lacks for a bot that must stay up.
+
+- Every envelope is acked, whatever it holds. Bolt acks only what a listener answered: an
+  envelope of a type we do not handle (Slack adds types), or a payload bolt would trip over
+  (the checks of bot/payloads.py, as in HTTP mode), would go unacked and be re-sent by Slack.
+  Those are acked empty and logged (type and envelope id only, never the payload), never raised.
+- The connection's state is kept for the liveness probe (bot/health.py): connected, or since
+  when it has been down (the SDK reconnects by itself after a dropped link or a `disconnect`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from slack_bolt import App
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.adapter.socket_mode.internals import run_bolt_app, send_response
+from slack_sdk import WebClient
+from slack_sdk.socket_mode.builtin import SocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.socket_mode.response import SocketModeResponse
+
+from bot import payloads
+
+log = logging.getLogger(__name__)
+
+HANDLED_TYPES = frozenset({"slash_commands", "interactive", "events_api"})
+PING_INTERVAL = 10.0  # seconds between the client's pings; a silent link is replaced after 4
+
+
+class SocketModeBot:
+    """Runs `app` over Socket Mode; `connect()` returns once the first link is open."""
+
+    def __init__(
+        self,
+        app: App,
+        app_token: str,
+        web_client: WebClient,
+        *,
+        ping_interval: float = PING_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._down_since: float | None = clock()  # not connected yet
+        self.handler = SocketModeHandler(
+            app, app_token=app_token, web_client=web_client, ping_interval=ping_interval
+        )
+        client = self.handler.client
+        # bolt's own listener is replaced by ours, which acks everything (see the module doc)
+        client.socket_mode_request_listeners[:] = [self._handle]  # type: ignore[list-item]
+        client.message_listeners.append(self._raw)  # type: ignore[arg-type]
+        client.on_close_listeners.append(lambda code, reason: self._mark_down())
+        client.on_error_listeners.append(lambda error: self._mark_down())
+
+    @property
+    def client(self) -> SocketModeClient:
+        return self.handler.client
+
+    def connect(self) -> SocketModeBot:
+        self.handler.connect()
+        self._observe()
+        return self
+
+    def close(self) -> None:
+        self.handler.close()
+        self._mark_down()
+
+    def down_for(self) -> float | None:
+        """Seconds the link has been down, None while it is up."""
+        self._observe()
+        with self._lock:
+            return None if self._down_since is None else self._clock() - self._down_since
+
+    def _observe(self) -> None:
+        if self.client.is_connected():
+            with self._lock:
+                self._down_since = None
+        else:
+            self._mark_down()
+
+    def _mark_down(self) -> None:
+        with self._lock:
+            if self._down_since is None:
+                self._down_since = self._clock()
+
+    def _handle(self, client: SocketModeClient, request: SocketModeRequest) -> None:
+        self._observe()
+        ack = SocketModeResponse(envelope_id=request.envelope_id)
+        if request.type not in HANDLED_TYPES:
+            log.warning(
+                "Socket Mode: acked an envelope of unknown type %r (envelope %s), not handled",
+                request.type,
+                request.envelope_id,
+            )
+            client.send_socket_mode_response(ack)
+            return
+        problem = payloads.problem(request.payload)
+        if problem is not None:
+            log.warning(
+                "Socket Mode: acked a malformed %s envelope (%s), not handled: %s",
+                request.type,
+                request.envelope_id,
+                problem,
+            )
+            client.send_socket_mode_response(ack)
+            return
+        started = time.time()
+        try:
+            response = run_bolt_app(self.handler.app, request)
+        except Exception as e:  # bolt catches its listeners' errors; anything else is ours
+            log.error(
+                "Socket Mode: envelope %s (%s) failed: %s",
+                request.envelope_id,
+                request.type,
+                type(e).__name__,
+            )
+            client.send_socket_mode_response(ack)
+            return
+        if response.status == 200:
+            send_response(client, request, response, started)
+        else:  # nothing listens for it (404) or bolt failed (500): Slack re-sending won't help
+            log.info(
+                "Socket Mode: acked envelope %s (%s) that bolt answered %d",
+                request.envelope_id,
+                request.type,
+                response.status,
+            )
+            client.send_socket_mode_response(ack)
+
+    def _raw(self, client: SocketModeClient, message: dict[str, Any], raw: str) -> None:
+        """An envelope the SDK cannot turn into a request (no payload, or one that is neither
+        an object nor text) is dropped by it unacked: ack it here."""
+        envelope_id = message.get("envelope_id")
+        if not isinstance(envelope_id, str) or not envelope_id:
+            return
+        if isinstance(message.get("payload"), dict | str) and "type" in message:
+            return  # a request: _handle acks it
+        log.warning(
+            "Socket Mode: acked a malformed envelope %s (type %r), not handled",
+            envelope_id,
+            message.get("type"),
+        )
+        client.send_socket_mode_response(SocketModeResponse(envelope_id=envelope_id))

@@ -1,0 +1,98 @@
+"""The bot over Socket Mode, end to end: slacksim's WebSocket → bolt's Socket Mode client → the
+same app as HTTP mode → a real `joinops worker` → the thread. Reconnects after Slack drops the
+link or asks for a refresh; envelopes it does not handle are acked, never fatal."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from joinops.requests.lifecycle import State
+from tests.bot.harness import APPROVER, REQUESTER, buttons, text_of, until
+
+
+def _final(replies: list[str]) -> bool:
+    return any(r.startswith((":tada:", ":red_circle:", ":white_circle:")) for r in replies)
+
+
+def _request_then_approve(bot, node: str) -> str:  # type: ignore[no-untyped-def]
+    ack, _ = bot.socket_slash(f"{node} from clusterA to clusterB")
+    assert set(ack) <= {"envelope_id", "payload"}
+    message = bot.wait_message()
+    request = bot.request_from_message(message)
+    assert buttons(message) == [("join_approve", request.id), ("join_reject", request.id)]
+    clicked, click_rid = bot.socket_click("join_approve", request.id, APPROVER)
+    assert clicked["envelope_id"]
+    replies = bot.wait_thread(request.id, _final)
+    assert replies[0].startswith(f"Approved by <@{APPROVER}> at <!date^")
+    assert replies[-1].startswith(f":tada: <@{REQUESTER}> done: `{node}` moved from clusterA")
+    assert bot.request(request.id).state is State.SUCCEEDED
+    assert bot.answers(click_rid) == []
+    return str(request.id)
+
+
+def test_request_approval_and_thread_progress_over_socket_mode(bot, world):
+    bot.start_worker()
+    bot.connect_socket()
+    request_id = _request_then_approve(bot, "a-w-1")
+
+    replies = bot.thread(request_id)
+    assert sum(r.startswith(":white_check_mark:") for r in replies) == 7  # every step's outcome
+    root = bot.wait_root(request_id, lambda t: "Succeeded" in t)
+    assert buttons(root) == []
+    assert world.cluster("clusterB").node("a-w-1") is not None
+    assert world.cluster("clusterA").node("a-w-1") is None
+    assert bot.sim.calls_to("apps.connections.open")[0].token == bot.sim.app_token
+
+    _, rid = bot.socket_slash(f"status {request_id}")
+    assert f"*Request `{request_id}`*: succeeded" in bot.wait_answer(rid)
+
+
+def test_a_requester_cannot_approve_their_own_request_over_the_socket(bot):
+    bot.connect_socket()
+    bot.socket_slash("a-w-2 from clusterA to clusterB")
+    request = bot.request_from_message(bot.wait_message())
+    _, rid = bot.socket_click("join_approve", request.id, REQUESTER)
+    assert bot.wait_answer(rid)
+    assert bot.request(request.id).state is State.PENDING
+
+
+@pytest.mark.parametrize("how", ["drop", "refresh_requested"])
+def test_after_slack_drops_the_link_or_asks_a_refresh_the_next_request_works(bot, how):
+    bot.start_worker()
+    socket = bot.connect_socket()
+    first = bot.sim.socket.current
+    if how == "drop":
+        bot.sim.socket.drop()
+    else:
+        bot.sim.socket.disconnect(how)
+    second = bot.sim.socket.wait_connected(2, timeout=15)
+    assert second is not first
+    until(lambda: socket.down_for() is None, 10)  # the SDK takes the new link a moment later
+    _request_then_approve(bot, "a-w-2")
+    assert len(bot.sim.calls_to("apps.connections.open")) >= 2  # the SDK may open one more
+
+
+def test_envelopes_the_bot_does_not_handle_are_acked_and_logged(bot, caplog):
+    bot.connect_socket()
+    caplog.set_level(logging.INFO, logger="bot.socket_mode")
+    socket = bot.sim.socket
+    unknown = socket.send("presence_change", {"user": "U1", "presence": "away"})
+    assert socket.wait_ack(unknown) == {"envelope_id": unknown}
+    no_payload = socket.send("slash_commands", None)
+    assert socket.wait_ack(no_payload) == {"envelope_id": no_payload}
+    listless = socket.send("interactive", [1, 2])
+    assert socket.wait_ack(listless) == {"envelope_id": listless}
+    broken = socket.send("interactive", {"type": "block_actions", "actions": []})
+    assert socket.wait_ack(broken) == {"envelope_id": broken}
+    nobody = socket.send("events_api", {"event": {"type": "reaction_added"}})
+    assert socket.wait_ack(nobody) == {"envelope_id": nobody}
+
+    logged = caplog.text
+    assert "unknown type 'presence_change'" in logged and unknown in logged
+    assert no_payload in logged and listless in logged and broken in logged
+    assert "U1" not in logged  # payloads are not logged
+
+    ack, _ = bot.socket_slash("help")  # still serving: the answer comes in the ack
+    assert "moves Kubernetes nodes" in text_of(ack["payload"])
