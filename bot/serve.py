@@ -2,8 +2,9 @@
 the arrivals watcher when `arrivals` is configured (bot/arrivals.py).
 
 Socket Mode (when `SLACK_APP_TOKEN` is set) needs no public URL: the bot opens a WebSocket to
-Slack. HTTP mode serves `POST /slack/events` and `GET /healthz` with waitress, whose listen
-backlog (1024) and thread pool keep acks fast under bursts — the stdlib server's backlog of 5
+Slack (bot/socket_mode.py). `--health-port` serves /livez and /readyz in either mode
+(bot/health.py). HTTP mode serves `POST /slack/events` and `GET /healthz` with waitress, whose
+listen backlog (1024) and thread pool keep acks fast under bursts — the stdlib server's backlog of 5
 resets connections and pushes p99 to a second (shared/docs/performance.md).
 """
 
@@ -19,7 +20,6 @@ from typing import Any, cast
 
 import redis
 from slack_bolt import App
-from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.error import BoltError
 from waitress.server import create_server
 from waitress.wasyncore import close_all
@@ -28,8 +28,10 @@ from bot.app import build_app, build_context
 from bot.arrivals import ArrivalWatcher
 from bot.availability import StoreProbe
 from bot.context import BotContext
+from bot.health import Health, HealthServer
 from bot.http import SlackWsgi
 from bot.relay import Relay
+from bot.socket_mode import SocketModeBot
 from joinops import metrics
 from joinops.clusters.kube import warm_up
 from joinops.clusters.registry import ClusterRegistry
@@ -118,6 +120,7 @@ def run(
     port: int,
     threads: int,
     metrics_port: int | None = None,
+    health_port: int | None = None,
 ) -> int:
     if http and settings.secrets.slack_signing_secret is None:
         raise ConfigError(
@@ -136,6 +139,24 @@ def run(
         metrics.serve(metrics_port, bot.ctx.redis, bot.ctx.store.active)
     stopping = threading.Event()
     _stop_on_signals(stopping.set)
+    socket = (
+        None
+        if http or app_token is None
+        else SocketModeBot(bot.app, app_token.get_secret_value(), bot.ctx.client)
+    )
+    health = (
+        HealthServer(
+            Health(
+                relay_alive=lambda: bot.relay.alive,
+                store=StoreProbe(settings.secrets.redis_url).problem,
+                down_for=socket.down_for if socket is not None else None,
+            ),
+            host,
+            health_port,
+        ).start()
+        if health_port
+        else None
+    )
     bot.relay.start()
     arrivals = ArrivalWatcher(bot.ctx).start() if settings.arrivals else None
     try:
@@ -153,18 +174,17 @@ def run(
             stopping.wait()
             server.stop()
         else:
-            assert app_token is not None
-            handler = SocketModeHandler(
-                bot.app, app_token=app_token.get_secret_value(), web_client=bot.ctx.client
-            )
-            handler.connect()
+            assert socket is not None
+            socket.connect()
             log.info("joinops bot: connected to Slack in Socket Mode")
             stopping.wait()
-            handler.close()
+            socket.close()
     finally:
         bot.relay.stop()
         if arrivals is not None:
             arrivals.stop()
+        if health is not None:
+            health.stop()
     log.info("joinops bot: stopped")
     return 0
 

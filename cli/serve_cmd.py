@@ -25,6 +25,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
     p.add_argument(
+        "--health-port",
+        type=int,
+        help="serve GET /livez and /readyz on this port (the probes; Socket Mode has no other)",
+    )
+    p.add_argument(
         "--log-format",
         choices=["json", "text"],
         default="json",
@@ -45,4 +50,5 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         threads=args.threads,
         metrics_port=args.metrics_port,
+        health_port=args.health_port,
     )

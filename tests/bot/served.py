@@ -32,9 +32,13 @@ def healthy(url: str) -> bool:
 
 
 class ServedBot:
-    """`joinops serve --http` started and awaited until it answers /healthz."""
+    """`joinops serve --http` started and awaited until it answers /healthz; with `socket`,
+    `joinops serve --health-port N` in Socket Mode, awaited until /livez answers (`url` is then
+    the health server's)."""
 
-    def __init__(self, config: Path, sim: SlackSim, redis_url: str, log: Path) -> None:
+    def __init__(
+        self, config: Path, sim: SlackSim, redis_url: str, log: Path, *, socket: bool = False
+    ) -> None:
         self.log = log
         self.url = f"http://127.0.0.1:{free_port()}"
         env = {
@@ -47,13 +51,18 @@ class ServedBot:
         }
         env.pop("SLACK_APP_TOKEN", None)
         port = self.url.rsplit(":", 1)[1]
+        args = ["serve", "--http", "--host", "127.0.0.1", "--port", port]
+        if socket:
+            env["SLACK_APP_TOKEN"] = sim.app_token
+            args = ["serve", "--host", "127.0.0.1", "--health-port", port]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "cli", "serve", "--http", "--host", "127.0.0.1", "--port", port],
+            [sys.executable, "-m", "cli", *args],
             env=env,
             stdout=log.open("wb"),
             stderr=subprocess.STDOUT,
         )
-        until(lambda: healthy(self.url + "/healthz") or self.process.poll() is not None, 30)
+        probe = self.url + ("/livez" if socket else "/healthz")
+        until(lambda: healthy(probe) or self.process.poll() is not None, 30)
         assert self.process.poll() is None, log.read_text()
 
     def deliver(self, body: bytes, secret: str = SECRET) -> Delivery:
