@@ -12,6 +12,7 @@ extra package), with what it lacks for a bot that must stay up.
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -68,6 +69,18 @@ class SocketModeBot:
         return self
 
     def close(self) -> None:
+        """Stop at once: the SDK's receiving thread otherwise sits in recv until its 3 s
+        timeout; shutting the socket down (no reconnect wanted) wakes it."""
+        client = self.client
+        client.auto_reconnect_enabled = False
+        client.current_session_state.terminated = True
+        session = client.current_session
+        sock = getattr(session, "sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already gone
         self.handler.close()
         self._mark_down()
 

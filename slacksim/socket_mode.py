@@ -308,6 +308,7 @@ def serve_upgrade(
     refusal = hub.refusal(ticket, headers)
     if refusal is not None or ticket is None:
         data = (refusal or "no ticket").encode()
+        handler.close_connection = True  # as Slack does: one answer, then the link is closed
         handler.send_response(400)
         handler.send_header("Content-Type", "text/plain; charset=utf-8")
         handler.send_header("Content-Length", str(len(data)))
