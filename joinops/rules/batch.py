@@ -18,7 +18,7 @@ from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.requests.store import Request, RequestStore
 from joinops.rules import texts as rule_texts
-from joinops.rules.check import Verdict, check
+from joinops.rules.check import TargetReading, Verdict, check, read_target
 from joinops.rules.findings import Finding, Severity, ordered, refusals
 
 
@@ -87,9 +87,10 @@ def plan_all(source: str, target: str, registry: ClusterRegistry, force: bool = 
     if source == target:
         validate_ask(MigrationAsk("all", source, target), registry.names)
     cluster = registry.get(source)
+    reading = read_target(registry.get(target))
     try:
         listing = cluster.call("list", "nodes", cluster.core.list_node)
-        target_facts = registry.get(target).facts()
+        target_facts = reading.facts or registry.get(target).facts()  # raises what failed
     except ClusterError as e:
         return BatchPlan(
             target,
@@ -108,7 +109,7 @@ def plan_all(source: str, target: str, registry: ClusterRegistry, force: bool = 
         is_cp = "node-role.kubernetes.io/control-plane" in labels
         role = Role.CONTROL_PLANE if is_cp and target_facts.control_plane_endpoint else Role.WORKER
         asks.append(MigrationAsk(str(node.metadata.name), source, target, role, force))
-    return _judge(asks, target, registry, [], force)
+    return _judge(asks, target, registry, [], force, reading=reading)
 
 
 @dataclass(frozen=True)
@@ -194,9 +195,13 @@ def _judge(
     findings: list[Finding],
     force: bool,
     listed: dict[str, Listed] | None = None,
+    reading: TargetReading | None = None,
 ) -> BatchPlan:
+    into = registry.get(target)
+    reading = reading or read_target(into)  # once for the batch, not once per node
+
     def one(ask: MigrationAsk) -> Verdict:
-        return check(ask, registry.get(ask.source), registry.get(ask.target))
+        return check(ask, registry.get(ask.source), into, reading)
 
     with ThreadPoolExecutor(8) as pool:
         verdicts = list(pool.map(one, asks))

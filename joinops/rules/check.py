@@ -51,8 +51,31 @@ class Verdict:
         )
 
 
-def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdict:
-    """Every rule for one migration. Unreachable clusters become refusals, not exceptions."""
+@dataclass(frozen=True)
+class TargetReading:
+    """What every migration into one target reads alike: its facts and its cluster-info. A
+    batch reads them once for all its nodes; a lone check reads them itself."""
+
+    facts: ClusterFacts | None
+    findings: tuple[Finding, ...]
+
+
+def read_target(target: KubeCluster) -> TargetReading:
+    try:
+        facts = target.facts()
+    except ClusterError as e:
+        return TargetReading(None, (_unusable(target.name, e),))
+    return TargetReading(facts, tuple(_cluster_info(target)))
+
+
+def check(
+    ask: MigrationAsk,
+    source: KubeCluster,
+    target: KubeCluster,
+    reading: TargetReading | None = None,
+) -> Verdict:
+    """Every rule for one migration. Unreachable clusters become refusals, not exceptions.
+    `reading`: the target as a batch read it once for all its nodes."""
     findings: list[Finding] = []
     node = source_cp = None
     try:
@@ -65,14 +88,15 @@ def check(ask: MigrationAsk, source: KubeCluster, target: KubeCluster) -> Verdic
             source_cp = source.control_planes() if node.is_control_plane else []
     except ClusterError as e:
         findings.append(_unusable(source.name, e))
-    target_facts: ClusterFacts | None = None
-    try:
-        target_facts = target.facts()
-        if target.get_node(ask.node) is not None:
-            findings.append(_refuse("name-taken", rule_texts.name_taken(ask.node, ask.target)))
-        findings.extend(_cluster_info(target))
-    except ClusterError as e:
-        findings.append(_unusable(target.name, e))
+    reading = reading or read_target(target)
+    target_facts = reading.facts
+    findings.extend(reading.findings)
+    if target_facts is not None:
+        try:
+            if target.get_node(ask.node) is not None:
+                findings.append(_refuse("name-taken", rule_texts.name_taken(ask.node, ask.target)))
+        except ClusterError as e:
+            findings.append(_unusable(target.name, e))
     destroys = False
     pods = None
     if node is not None and source_cp is not None:
