@@ -4,7 +4,8 @@ deploy_check.py validate --kubernetes-version 1.33.0 RENDERED.yaml...
     every object against the Kubernetes schemas in strict mode (kubernetes-validate), every pod
     hardened (requests, non-root, read-only root, no privilege escalation, no capabilities,
     RuntimeDefault seccomp, /tmp an emptyDir), the rendered JOINOPS_CONFIG accepted by joinops,
-    and every kubeconfig it names mounted in the bot and the worker.
+    every kubeconfig it names mounted in the bot and the worker, and the bot's Deployment one
+    replica replaced by Recreate (an upgrade never runs two bots).
 deploy_check.py rbac --service-account NS/NAME RENDERED.yaml
     the chart's managed-cluster RBAC grants exactly what deploy/managed-cluster-rbac.yaml does.
 """
@@ -64,6 +65,22 @@ def pod_problems(doc: dict[str, Any]) -> list[str]:
         mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts") or []}
         if mounts.get("/tmp") not in tmp_volumes:
             problems.append(f"{name}: /tmp is not an emptyDir")
+    return problems
+
+
+def bot_strategy_problems(doc: dict[str, Any]) -> list[str]:
+    """The bot runs alone, upgrades included: one replica, and `strategy: Recreate` (a
+    RollingUpdate starts the new bot while the old one still answers Slack and relays)."""
+    labels = doc.get("metadata", {}).get("labels") or {}
+    if doc.get("kind") != "Deployment" or labels.get("app.kubernetes.io/component") != "bot":
+        return []
+    spec = doc.get("spec") or {}
+    problems = []
+    if spec.get("replicas") != 1:
+        problems.append(f"{_kn(doc)}: replicas is {spec.get('replicas')!r}, not 1")
+    strategy = (spec.get("strategy") or {}).get("type", "RollingUpdate")  # Kubernetes' default
+    if strategy != "Recreate":
+        problems.append(f"{_kn(doc)}: strategy is {strategy}, not Recreate")
     return problems
 
 
@@ -139,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         for doc in docs:
             if doc["kind"] in WORKLOADS:
                 found += pod_problems(doc)
+            found += bot_strategy_problems(doc)
         if not args.no_config:
             found += config_problems(docs)
         problems += [f"{path.name}: {p}" for p in found]
