@@ -10,6 +10,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bench.rows import ack, check_cost, drain, footprint, kubectl_drain, stitch
+from bench.rows import ack, check_cost, drain, footprint, kubectl_drain, relay, stitch
 
-ROWS: tuple[ModuleType, ...] = (check_cost, drain, kubectl_drain, stitch, ack, footprint)
+ROWS: tuple[ModuleType, ...] = (check_cost, drain, kubectl_drain, stitch, ack, relay, footprint)
