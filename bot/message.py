@@ -68,14 +68,17 @@ class RequestMessages:
 
     def rendered(self, request: Request) -> tuple[str, list[Block]]:
         """The notification text and the blocks of a request's message, by its kind."""
+        approvers = self.ctx.settings.approvers  # mentioned while it waits: notified
         if request.kind == ir.KIND:
-            ignition = ignition_views.ignition_view(request)
+            ignition = ignition_views.ignition_view(request, approvers)
             return ignition.fallback, render_ignition.ignition_message(ignition)
         if request.kind == BATCH:
             kids = batch_record.children(self.ctx.store, request)
-            batch = batch_views.stored_view(request, kids, self.ctx.settings.max_parallel)
+            batch = batch_views.stored_view(
+                request, kids, self.ctx.settings.max_parallel, approvers
+            )
             return batch.fallback, render_batch.batch_message(batch)
-        view = request_views.request_view(request)
+        view = request_views.request_view(request, approvers)
         return view.fallback, render_request.request_message(view)
 
     def refresh(self, request_id: str) -> bool:

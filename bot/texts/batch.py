@@ -12,6 +12,7 @@ from bot.texts.common import (
     FORCED_FIELD,
     SEVERITY_MARKS,
     SEVERITY_WORDS,
+    approvers_asked,
     at,
     node_count,
     short,
@@ -40,9 +41,12 @@ def refused_header(count: int, target: str) -> str:
     return f"Refused: move {node_count(count)} to {target}"[:150]
 
 
-def fallback(requester: str, count: int, sources: Sequence[str], target: str) -> str:
+def fallback(
+    requester: str, count: int, sources: Sequence[str], target: str, approvers: Sequence[str] = ()
+) -> str:
     moving = node_count(count)
-    return f"{user(requester)} asks to move {moving} from {', '.join(sources)} to {target}."
+    asks = f"{user(requester)} asks to move {moving} from {', '.join(sources)} to {target}."
+    return asks + approvers_asked(approvers)
 
 
 def refused_fallback(requester: str, count: int, target: str) -> str:

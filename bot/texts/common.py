@@ -55,6 +55,11 @@ def mentions(ids: Sequence[str]) -> str:
     return ", ".join(shown) if shown else "whoever runs joinops"
 
 
+def approvers_asked(approvers: Sequence[str]) -> str:
+    """The end of a waiting request's notification: mentioning the approvers notifies them."""
+    return f" Approvers: {mentions(approvers)}." if approvers else ""
+
+
 def channels(ids: Sequence[str]) -> str:
     return ", ".join(f"<#{i}>" for i in ids)
 

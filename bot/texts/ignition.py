@@ -5,9 +5,10 @@ Messages are Slack mrkdwn; words the user typed are shown with `common.quote`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
-from bot.texts.common import COMMAND, at, on, role_word, user
+from bot.texts.common import COMMAND, approvers_asked, at, on, role_word, user
 from joinops.ignition.texts import span
 
 
@@ -19,11 +20,11 @@ def refused_header(cluster: str, role: str) -> str:
     return f"Refused: Ignition file for a new {role_word(role)} of {cluster}"[:150]
 
 
-def fallback(requester: str, cluster: str, role: str) -> str:
+def fallback(requester: str, cluster: str, role: str, approvers: Sequence[str] = ()) -> str:
     return (
         f"{user(requester)} asks for an Ignition file that adds a new {role_word(role)} "
         f"to {cluster}."
-    )
+    ) + approvers_asked(approvers)
 
 
 def refused_fallback(requester: str, cluster: str, role: str) -> str:

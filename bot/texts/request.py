@@ -13,7 +13,9 @@ from bot.texts.common import (
     FORCED_FIELD,
     SEVERITY_MARKS,
     SEVERITY_WORDS,
+    approvers_asked,
     at,
+    mentions,
     pods_for_good,
     short,
     user,
@@ -32,9 +34,12 @@ def refused_header(node: str, source: str, target: str) -> str:
     return f"Refused: move {node}: {source} → {target}"[:150]
 
 
-def fallback(requester: str, node: str, source: str, target: str) -> str:
-    """The notification text of the request message."""
-    return f"{user(requester)} asks to move `{node}` from {source} to {target}."
+def fallback(
+    requester: str, node: str, source: str, target: str, approvers: Sequence[str] = ()
+) -> str:
+    """The notification text of the request message (`approvers` while it waits for them)."""
+    asks = f"{user(requester)} asks to move `{node}` from {source} to {target}."
+    return asks + approvers_asked(approvers)
 
 
 def refused_fallback(requester: str, node: str, source: str, target: str) -> str:
@@ -134,10 +139,13 @@ def not_approved_in_time() -> str:
     return ":hourglass: Nobody approved it in time."
 
 
-def waiting_status(expires_at: float, retry: bool) -> str:
+def waiting_status(expires_at: float, retry: bool, approvers: Sequence[str] = ()) -> str:
+    """A request waiting for a decision; naming the approvers (`<@U…>`, `<!subteam^S…>`)
+    notifies them."""
     again = "again " if retry else ""
+    who = f" ({mentions(approvers)})" if approvers else ""
     return (
-        f":large_yellow_circle: Waiting {again}for an approver; expires at {at(expires_at)} "
+        f":large_yellow_circle: Waiting {again}for an approver{who}; expires at {at(expires_at)} "
         "if nobody decides."
     )
 

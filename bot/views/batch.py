@@ -42,17 +42,22 @@ def cell_of(child: Request | None) -> str:
     )
 
 
-def stored_view(batch: Request, kids: Sequence[Request], max_parallel: int) -> BatchView:
+def stored_view(
+    batch: Request, kids: Sequence[Request], max_parallel: int, approvers: Sequence[str] = ()
+) -> BatchView:
+    """A stored batch; `approvers` are mentioned (so notified) while it waits for them."""
     rows = load_rows(batch)
+    asked = approvers if batch.state is State.PENDING else ()
     return view(
         requester=batch.requester,
         target=batch.target,
         rows=rows,
         findings=load_findings(batch),
         max_parallel=max_parallel,
-        status=status_line(batch, kids),
+        status=status_line(batch, kids, asked),
         batch=batch,
         kids={c.node: c for c in kids},
+        approvers=asked,
     )
 
 
@@ -67,6 +72,7 @@ def view(
     batch: Request | None = None,
     kids: Mapping[str, Request] | None = None,
     force: bool = False,
+    approvers: Sequence[str] = (),
 ) -> BatchView:
     """A stored batch (`batch`, with its children by node) or a refused plan (`batch` None)."""
     refused = batch is None
@@ -83,7 +89,7 @@ def view(
         fallback=(
             batch_texts.refused_fallback(requester, count, target)
             if refused
-            else batch_texts.fallback(requester, count, sources, target)
+            else batch_texts.fallback(requester, count, sources, target, approvers)
         ),
         header=(batch_texts.refused_header if refused else batch_texts.header)(count, target),
         fields=tuple(
@@ -137,10 +143,10 @@ def _ordered_findings(
     return ordered
 
 
-def status_line(batch: Request, kids: Sequence[Request]) -> str:
+def status_line(batch: Request, kids: Sequence[Request], approvers: Sequence[str] = ()) -> str:
     state = batch.state
     if state is State.PENDING:
-        return request_texts.waiting_status(batch.expires_at, retry=False)
+        return request_texts.waiting_status(batch.expires_at, retry=False, approvers=approvers)
     if state is State.APPROVED:
         return request_texts.queued_status()
     if state is State.RUNNING:

@@ -6,6 +6,7 @@ why not; the file's expiry and token as `joinops.ignition.request` records them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -35,11 +36,12 @@ class IgnitionView:
     closing: ClosingView
 
 
-def ignition_view(request: Request) -> IgnitionView:
+def ignition_view(request: Request, approvers: Sequence[str] = ()) -> IgnitionView:
     cluster, role = request.target, str(request.role)
     control_plane = request.role == Role.CONTROL_PLANE
+    asked = request_views.waiting_for(request, approvers)
     return IgnitionView(
-        fallback=ignition_texts.fallback(request.requester, cluster, role),
+        fallback=ignition_texts.fallback(request.requester, cluster, role, asked),
         header=ignition_texts.header(cluster, role),
         fields=tuple(ignition_texts.fields(request.requester, cluster, role, request.id)),
         refusals=(),
@@ -49,7 +51,7 @@ def ignition_view(request: Request) -> IgnitionView:
             ignition_texts.plan(cluster, control_plane),
         ),
         note=ignition_texts.without_byo(),
-        closing=closing_of(request, status_line(request)),
+        closing=closing_of(request, status_line(request, asked)),
     )
 
 
@@ -72,7 +74,7 @@ def ttl(request: Request) -> timedelta:
         return ir.DEFAULT_TTL
 
 
-def status_line(request: Request) -> str:
+def status_line(request: Request, approvers: Sequence[str] = ()) -> str:
     state = request.state
     if state is State.SUCCEEDED:
         delivery = request.extra.get(DELIVERY, "")
@@ -84,4 +86,5 @@ def status_line(request: Request) -> str:
         return ignition_texts.failed_status()
     if state is State.CANCELLED:
         return ignition_texts.cancelled_status()
-    return request_views.status_line(request)  # waiting, queued, rejected: as a migration
+    # waiting, queued, rejected: as a migration
+    return request_views.status_line(request, approvers)

@@ -9,6 +9,7 @@ that.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.texts import request as request_texts
@@ -85,29 +86,36 @@ def refusal_view(requester: str, ask: MigrationAsk, verdict: Verdict) -> Request
     )
 
 
-def request_view(request: Request) -> RequestView:
+def request_view(request: Request, approvers: Sequence[str] = ()) -> RequestView:
+    """A stored request; `approvers` are mentioned (so notified) while it waits for them."""
     ask = MigrationAsk(request.node, request.source, request.target, request.role, request.force)
     destroys = request_texts.confirm_destroy(request.source) if request.destroys_source else ""
     forced = _int(request.extra.get("forced_deletions"))
+    asked = waiting_for(request, approvers)
     return RequestView(
         fallback=request_texts.fallback(
-            request.requester, request.node, request.source, request.target
+            request.requester, request.node, request.source, request.target, asked
         ),
         header=request_texts.header(request.node, request.source, request.target),
         fields=_fields(request.requester, ask, request.id, loan_field(request.extra, ask.source)),
         versions=request.extra.get("versions") or request_texts.versions_unknown(),
         findings=_findings(_stored_findings(request)),
         plan=_plan(ask),
-        closing=closing_of(request, status_line(request), approve_confirm(destroys, forced)),
+        closing=closing_of(request, status_line(request, asked), approve_confirm(destroys, forced)),
     )
 
 
-def status_line(request: Request) -> str:
+def waiting_for(request: Request, approvers: Sequence[str]) -> Sequence[str]:
+    """Whom the message mentions: the approvers while the request waits for them."""
+    return approvers if request.state is State.PENDING else ()
+
+
+def status_line(request: Request, approvers: Sequence[str] = ()) -> str:
     """The one line at the bottom of a migration's message."""
     state = request.state
     if state is State.PENDING:
         retry = bool(request.extra.get("retried_by"))
-        return request_texts.waiting_status(request.expires_at, retry=retry)
+        return request_texts.waiting_status(request.expires_at, retry=retry, approvers=approvers)
     if state is State.APPROVED:
         return request_texts.queued_status()
     if state is State.RUNNING:
