@@ -1,5 +1,6 @@
 """The file upload flow: files.getUploadURLExternal, the POST of the bytes to the upload URL,
-files.completeUploadExternal (which shares the file in a message when given a channel)."""
+files.completeUploadExternal (which shares the file in a message when given a channel); and
+files.delete, which leaves a tombstone where the file was shared, as Slack does."""
 
 from __future__ import annotations
 
@@ -62,6 +63,28 @@ def files_complete_upload_external(ws: Workspace, params: Json) -> Json:
         message.update({"files": copy.deepcopy(objects), "upload": True, "display_as_bot": False})
         ws.store(channel, message, thread_ts)
     return {"ok": True, "files": objects}
+
+
+def files_delete(ws: Workspace, params: Json) -> Json:
+    """Delete an uploaded file: `file_not_found` for an id never completed, `file_deleted`
+    for one already deleted. Its bytes are gone; the message that shared it shows a tombstone."""
+    file_id = params.get("file")
+    if not isinstance(file_id, str) or not file_id:
+        raise SlackError("invalid_arguments")
+    upload = ws.uploads.get(file_id)
+    if upload is None or not upload.completed:
+        raise SlackError("file_not_found")
+    if upload.deleted:
+        raise SlackError("file_deleted")
+    ws.uploads[file_id] = replace(upload, deleted=True, content=None)
+    if upload.channel_id and upload.message_ts:
+        shared = ws.channels.get(upload.channel_id, {}).get(upload.message_ts)
+        if shared is not None:
+            shared["files"] = [
+                {"id": file_id, "mode": "tombstone"} if f.get("id") == file_id else f
+                for f in shared.get("files", [])
+            ]
+    return {"ok": True}
 
 
 def _file_object(ws: Workspace, upload: Upload, channels: list[str]) -> Json:

@@ -11,7 +11,11 @@ from slacksim.chat import (
     chat_update,
     reactions_add,
 )
-from slacksim.files import files_complete_upload_external, files_get_upload_url_external
+from slacksim.files import (
+    files_complete_upload_external,
+    files_delete,
+    files_get_upload_url_external,
+)
 from slacksim.people import auth_test, conversations_open, usergroups_users_list, users_info
 from slacksim.socket_mode import apps_connections_open
 from slacksim.views import views_open
@@ -31,6 +35,7 @@ METHODS: dict[str, Method] = {
     "usergroups.users.list": usergroups_users_list,
     "files.getUploadURLExternal": files_get_upload_url_external,
     "files.completeUploadExternal": files_complete_upload_external,
+    "files.delete": files_delete,
     "views.open": views_open,
     "reactions.add": reactions_add,
 }

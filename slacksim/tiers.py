@@ -49,6 +49,7 @@ METHOD_TIERS: dict[str, Limit] = {
     "usergroups.users.list": TIER_2,
     "files.getUploadURLExternal": TIER_4,
     "files.completeUploadExternal": TIER_4,
+    "files.delete": TIER_3,
     "views.open": TIER_4,
     "reactions.add": TIER_3,
 }

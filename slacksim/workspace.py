@@ -30,7 +30,8 @@ class Upload:
     """A file uploaded through files.getUploadURLExternal / POST / files.completeUploadExternal.
 
     content is None until the bytes were POSTed; channel_id, initial_comment, thread_ts and
-    message_ts (the message that shared the file) are set once the upload is completed.
+    message_ts (the message that shared the file) are set once the upload is completed. A file
+    deleted with files.delete keeps its record, `deleted`, with its content gone.
     """
 
     file_id: str
@@ -43,6 +44,7 @@ class Upload:
     initial_comment: str | None = None
     thread_ts: str | None = None
     message_ts: str | None = None
+    deleted: bool = False
 
 
 @dataclass(frozen=True)

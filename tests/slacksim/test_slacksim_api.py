@@ -344,3 +344,24 @@ def test_reset_forgets_everything(client: WebClient, sim: SlackSim) -> None:
     sim.reset()
     assert sim.calls == [] and sim.messages("C1") == {} and len(sim.faults) == 0
     assert client.chat_postMessage(channel="C1", text="x")["ts"] == "1733150000.000100"
+
+
+def test_files_delete_removes_the_file_and_leaves_a_tombstone(
+    client: WebClient, sim: SlackSim
+) -> None:
+    dm = client.conversations_open(users="U1")["channel"]["id"]
+    file_id = client.files_upload_v2(channel=dm, content=b"secret", filename="a.ign")["file"]["id"]
+
+    assert client.files_delete(file=file_id)["ok"] is True
+    [upload] = sim.uploads
+    assert upload.deleted and upload.content is None
+    [shared] = sim.messages(dm).values()
+    assert shared["files"] == [{"id": file_id, "mode": "tombstone"}]
+    assert error_of(lambda: client.files_delete(file=file_id)) == "file_deleted"
+
+
+def test_files_delete_refuses_an_unknown_or_unfinished_file(client: WebClient) -> None:
+    assert error_of(lambda: client.files_delete(file="F0NOSUCH01")) == "file_not_found"
+    pending = client.files_getUploadURLExternal(filename="a.txt", length=3)["file_id"]
+    assert error_of(lambda: client.files_delete(file=pending)) == "file_not_found"
+    assert error_of(lambda: client.files_delete(file="")) == "invalid_arguments"
