@@ -8,7 +8,8 @@ cannot do work before the ack: the dispatcher calls it afterwards.
 Routes are looked up in order by a predicate on the parsed command. One node with `from SOURCE`
 is a migration; one node without it is looked up across the clusters, then is a migration too;
 several nodes, or `all from SOURCE`, are one batch (`bot.batch`); `ignition CLUSTER` is an
-Ignition request (`bot.ignition`).
+Ignition request (`bot.ignition`). `arrivals` lists the hosts of the hosts directory
+(`joinops.arrivals.listing`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ from bot.migration import Migrations
 from bot.render import report as render_report
 from bot.texts import answers as answers_texts
 from bot.texts import usage as usage_texts
+from bot.views import arrival as arrival_views
 from bot.views import report as report_views
+from joinops.arrivals import listing
+from joinops.arrivals.store import ArrivalStore
 from joinops.clusters.survey import survey
 from joinops.errors import ConfigError, UsageError
 from joinops.rules import batch as batches
@@ -96,6 +100,7 @@ class SlashCommands:
             Route(_is(parsed.Status), lambda _: None, self.status),
             Route(_is(parsed.List), lambda _: None, self.list_active),
             Route(_is(parsed.Loans), lambda _: None, self.list_loans),
+            Route(_is(parsed.Arrivals), lambda _: None, self.list_arrivals),
             Route(_is(parsed.Cancel), lambda _: None, self.changes.cancel),
             Route(_is(parsed.Retry), lambda _: None, self.changes.retry),
         ]
@@ -246,6 +251,14 @@ class SlashCommands:
 
     def list_loans(self, inv: Invocation, command: parsed.Loans) -> None:
         _tell_report(inv, self.loans.listed())
+
+    def list_arrivals(self, inv: Invocation, command: parsed.Arrivals) -> None:
+        config, directory = self.ctx.settings.arrivals, self.ctx.clusters.hosts
+        if config is None or directory is None:
+            _tell_report(inv, arrival_views.not_configured_view())
+            return
+        rows = listing.rows(ArrivalStore(self.ctx.redis, self.ctx.clock), directory.scan())
+        _tell_report(inv, arrival_views.list_view(rows, str(config.directory), config.channel))
 
 
 def _tell_report(inv: Invocation, view: report_views.ReportView) -> None:

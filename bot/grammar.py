@@ -6,7 +6,8 @@ Forms (keywords in any case, any whitespace between words)::
     all from SOURCE to TARGET [for DURATION] [force]                           -> MigrateAll
     ignition CLUSTER [as ROLE]                          -> Ignition
     status [REQUEST_ID] | cancel REQUEST_ID | retry REQUEST_ID
-    help | clusters | list | loans | (nothing)          -> Help, Clusters, List, Loans, Help
+    help | clusters | list | loans | arrivals | (nothing)
+                                        -> Help, Clusters, List, Loans, Arrivals, Help
 
 The typed commands are `bot.parsed`'s. Anything else raises GrammarError(message, usage);
 `str(error)` is the reply to show.
@@ -35,11 +36,12 @@ from __future__ import annotations
 import difflib
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import NoReturn
 
 from bot.parsed import (
+    Arrivals,
     Cancel,
     Clusters,
     Command,
@@ -52,6 +54,7 @@ from bot.parsed import (
     Retry,
     Status,
 )
+from bot.texts import arrivals as arrival_texts
 from bot.texts import loans as loan_texts
 from bot.texts import usage as usage_texts
 from joinops.requests.model import Role
@@ -100,6 +103,14 @@ _USAGES = {
     "ignition": usage_texts.USAGE_IGNITION,
     "all": usage_texts.USAGE_MIGRATE_ALL,
     "loans": loan_texts.USAGE_LOANS,
+    "arrivals": arrival_texts.USAGE_ARRIVALS,
+}
+
+_QUESTIONS: Mapping[str, Callable[[], Command]] = {
+    "clusters": Clusters,
+    "list": List,
+    "loans": Loans,
+    "arrivals": Arrivals,
 }
 
 
@@ -112,12 +123,10 @@ def parse(text: str, known_clusters: Sequence[str]) -> Command:
     clusters = _Clusters(known_clusters)
     if head == "help":
         return Help()
-    if head in ("clusters", "list", "loans"):
+    if head in _QUESTIONS:
         if rest:
             raise GrammarError(usage_texts.takes_no_arguments(head, rest), _USAGES[head])
-        if head == "loans":
-            return Loans()
-        return Clusters() if head == "clusters" else List()
+        return _QUESTIONS[head]()
     if head == "status":
         cursor = _Words(rest, _USAGES[head])
         request_id = None if cursor.done() else _request_id(cursor, head)

@@ -53,6 +53,11 @@ class Loans:
 
 
 @dataclass(frozen=True, slots=True)
+class Arrivals:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
 class Status:
     request_id: str | None = None
 
@@ -68,5 +73,15 @@ class Retry:
 
 
 Command: TypeAlias = (
-    Migrate | MigrateAll | Ignition | Help | Clusters | List | Loans | Status | Cancel | Retry
+    Migrate
+    | MigrateAll
+    | Ignition
+    | Help
+    | Clusters
+    | List
+    | Loans
+    | Arrivals
+    | Status
+    | Cancel
+    | Retry
 )

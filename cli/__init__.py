@@ -37,6 +37,7 @@ def _version() -> str:
 def _commands() -> list[ModuleType]:
     """Every subcommand's module, imported only when a parser is needed."""
     from cli import (
+        arrivals_cmd,
         audit_cmd,
         cancel_cmd,
         clusters_cmd,
@@ -60,6 +61,7 @@ def _commands() -> list[ModuleType]:
         status_cmd,
         list_cmd,
         loans_cmd,
+        arrivals_cmd,
         cancel_cmd,
         retry_cmd,
         worker_cmd,

@@ -144,3 +144,29 @@ def loan_line(
 
 def loan_reason(reason: str) -> str:
     return f"    {reason}"
+
+
+# ---- arrivals (`joinops arrivals`) -----------------------------------------------------------
+
+
+def arrivals_not_configured() -> str:
+    return (
+        "Arrivals are not configured: set arrivals.directory (and arrivals.channel, "
+        "arrivals.propose) in JOINOPS_CONFIG to hear of hosts as they come up (README, Arrivals)."
+    )
+
+
+def no_arrivals(directory: str, channel: str | None) -> str:
+    where = (
+        f"announced in Slack channel {channel} when it first answers"
+        if channel
+        else "recorded, not announced (no arrivals.channel)"
+    )
+    return (
+        f"No host has been seen in {directory} yet. Each kubeconfig file dropped there "
+        f"(arrivals.directory) is a host: {where}."
+    )
+
+
+def arrival_note(note: str) -> str:
+    return f"    {note}"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, DividerBlock
 
-from bot.render.blocks import context, fields, section, sections
-from bot.views.arrival import AnnouncementView, ListView
+from bot.render.blocks import context, fields, section
+from bot.views.arrival import AnnouncementView
 
 MOVE_ACTION = "arrival_move"
 DISMISS_ACTION = "arrival_dismiss"
@@ -33,7 +33,3 @@ def announcement(view: AnnouncementView) -> list[Block]:
         blocks.append(ActionsBlock(block_id=BUTTONS_BLOCK, elements=buttons))
     blocks.append(context(view.status))
     return blocks
-
-
-def listing(view: ListView) -> list[Block]:
-    return [section(view.title), *sections(view.lines)]

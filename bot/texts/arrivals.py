@@ -123,23 +123,38 @@ def no_longer_proposed(cluster: str) -> str:
 
 # ---- /join arrivals ------------------------------------------------------------------------------
 
-
-def list_title(count: int) -> str:
-    return f"*Hosts seen in the hosts directory: {count}*"
+USAGE_ARRIVALS = f"{COMMAND} arrivals"
 
 
-def list_empty() -> str:
-    return "No host has been seen in the hosts directory yet."
+def help_entries() -> list[tuple[str, str]]:
+    return [(USAGE_ARRIVALS, "list the hosts seen in the hosts directory, and what became of each")]
+
+
+def list_title(count: int, directory: str) -> str:
+    return f"*Hosts seen in `{directory}` ({count})*"
+
+
+def list_empty(directory: str, channel: str | None) -> str:
+    where = (
+        f"announced in <#{channel}> when it first answers"
+        if channel
+        else "recorded, not announced (no `arrivals.channel`)"
+    )
+    return (
+        f"No host has been seen in `{directory}` yet. Each kubeconfig file dropped there "
+        f"(`arrivals.directory`) is a host: {where}."
+    )
 
 
 def not_configured() -> str:
     return (
-        "Arrivals are not configured: set `arrivals.directory` (see the README, "
-        "Arrivals) to hear of hosts as they come up."
+        "Arrivals are not configured: set `arrivals.directory` (and `arrivals.channel`, "
+        "`arrivals.propose`) in joinops's configuration to hear of hosts as they come up "
+        "(README, *Arrivals*)."
     )
 
 
-def list_line(cluster: str, since: float, state: str, request_id: str, note: str) -> str:
+def list_line(cluster: str, file: str, since: float, state: str, request_id: str, note: str) -> str:
     req = f" · `{request_id}`" if request_id else ""
     extra = f" · {short(note, 200)}" if note else ""
-    return f"• *{cluster}* since {at(since)} — {state}{req}{extra}"
+    return f"• *{cluster}* (`{file}`) since {at(since)}: {state}{req}{extra}"

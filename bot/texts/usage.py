@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.texts import arrivals as arrival_texts
 from bot.texts import loans as loan_texts
 from bot.texts.common import COMMAND, REQUEST_ID_EXAMPLE, ROLES, quote
 
@@ -31,6 +32,7 @@ HELP_ENTRIES: tuple[tuple[str, str], ...] = (
     (USAGE_STATUS, "show where a request is; without an id, your latest request"),
     (USAGE_LIST, "list the requests that are not finished"),
     (USAGE_CLUSTERS, "list the clusters I can move nodes between"),
+    *arrival_texts.help_entries(),
     (USAGE_CANCEL, "cancel a request"),
     (USAGE_RETRY, "run a failed request again"),
     (USAGE_HELP, "show this help"),

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.texts import arrivals as texts
+from bot.views.report import ReportView
 from joinops.arrivals.host import HostFacts, Proposal
+from joinops.arrivals.listing import Row
 from joinops.arrivals.store import Arrival, State
 
 
@@ -21,12 +23,6 @@ class AnnouncementView:
     status: str
     move: str = ""  # the Move button's label; "" when there is no button
     dismiss: str = ""  # the Dismiss button's label; "" when there is no button
-
-
-@dataclass(frozen=True)
-class ListView:
-    title: str
-    lines: tuple[str, ...] = ()
 
 
 def announcement_view(arrival: Arrival) -> AnnouncementView:
@@ -82,14 +78,16 @@ def _status(arrival: Arrival, proposal: Proposal | None) -> str:
     return texts.status_announced(arrival.first_seen, arrival.file)
 
 
-def list_view(arrivals: Sequence[Arrival], configured: bool) -> ListView:
+def list_view(rows: Sequence[Row], directory: str, channel: str | None) -> ReportView:
     """`/join arrivals`: every host seen, the first seen first."""
-    if not configured:
-        return ListView(texts.not_configured())
-    if not arrivals:
-        return ListView(texts.list_empty())
+    if not rows:
+        return ReportView(title=texts.list_empty(directory, channel))
     lines = [
-        texts.list_line(a.cluster, a.first_seen, str(a.state), a.request_id, a.last_error)
-        for a in arrivals
+        texts.list_line(r.cluster, r.file, r.first_seen, r.state, r.request_id, r.note)
+        for r in rows
     ]
-    return ListView(texts.list_title(len(arrivals)), tuple(lines))
+    return ReportView(title=texts.list_title(len(rows), directory), lines=tuple(lines))
+
+
+def not_configured_view() -> ReportView:
+    return ReportView(title=texts.not_configured())
