@@ -5,6 +5,7 @@ it can add nodes to the cluster until it expires. So it goes through the same ap
 migration, and once a worker has made it (`workers.ignition.job`, which leaves it in Redis for
 15 minutes) the relay hands it here on the request's final state: it is uploaded into a direct
 message with the requester (`conversations.open` + `files_upload_v2`) and deleted from Redis.
+When its token expires it is deleted from Slack too (`bot.ignition_expiry`), and the DM says so.
 The channel's thread records who asked, who approved, the expiry and the SHA-256 — never the
 file, the token or the key.
 
@@ -26,6 +27,7 @@ import redis
 
 from bot.availability import store_answers
 from bot.context import BotContext
+from bot.ignition_expiry import FileExpiry
 from bot.message import SLACK_ERRORS, RequestMessages, slack_error
 from bot.render import blocks as render_blocks
 from bot.render import ignition as render_ignition
@@ -53,14 +55,11 @@ SENT = "joinops:bot:ignition-sent:"  # + request id: its delivery was attempted
 SENT_TTL = 7 * 86400
 
 
-def filename(request: Request) -> str:
-    return f"{request.target}-{request.role}.ign"
-
-
 class Ignitions:
     def __init__(self, ctx: BotContext, msgs: RequestMessages) -> None:
         self.ctx = ctx
         self.messages = msgs
+        self.expiry = FileExpiry(ctx)
 
     # ---- asking ----------------------------------------------------------------------------
 
@@ -202,7 +201,7 @@ class Ignitions:
         return ignition_texts.sent_reply(
             request.requester,
             request.decided_by,
-            filename(request),
+            ir.filename(request),
             len(data or b""),
             float(request.extra.get(ir.VALID_UNTIL) or 0),
             digest,
@@ -220,26 +219,33 @@ class Ignitions:
         return None
 
     def _upload(self, request: Request, data: bytes) -> str | None:
-        """Upload into the requester's DM; None when done, else why not."""
+        """Upload into the requester's DM, to be deleted from Slack when its token expires;
+        None when done, else why not."""
         client = self.ctx.client
+        valid_until = float(request.extra.get(ir.VALID_UNTIL) or 0)
         try:
             opened = client.conversations_open(users=request.requester)
             channel = str(opened["channel"]["id"])
-            client.files_upload_v2(
+            uploaded = client.files_upload_v2(
                 channel=channel,
                 file=data,
-                filename=filename(request),
-                title=filename(request),
+                filename=ir.filename(request),
+                title=ir.filename(request),
                 initial_comment=ignition_texts.dm_comment(
                     request.target,
                     str(request.role),
                     request.id,
                     request.decided_by,
-                    float(request.extra.get(ir.VALID_UNTIL) or 0),
+                    valid_until,
                     request.extra.get(ir.SHA256, ""),
                 ),
             )
         except SLACK_ERRORS as e:
             log.warning("request %s: Ignition file not delivered: %s", request.id, e)
             return ignition_texts.slack_refused(slack_error(e))
+        file_id = str((uploaded.get("file") or {}).get("id") or "")
+        if file_id:
+            self.expiry.remember(request.id, file_id, channel, valid_until)
+        else:  # Slack always answers with the file; should it not, the file cannot be deleted
+            log.warning("request %s: Slack named no file id: it stays in Slack", request.id)
         return None

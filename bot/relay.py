@@ -20,8 +20,10 @@ and the outcome, mentioning the requester. Progress lines inside a step (the dra
 change the root's status line, at most once every `progress_every` seconds per request.
 
 By kind: an Ignition request's final success is the moment its file is sent to the requester
-(`bot.ignition`). A batch's nodes (requests with a `parent`) post nothing in the thread: their
-events only change their STATUS cell in the batch's table, and the batch's root message is
+(`bot.ignition`); about once a second the relay also hands the files whose token expired to
+their request's lane, to be deleted from Slack (`bot.ignition_expiry`). A batch's nodes
+(requests with a `parent`) post nothing in the thread: their events only change their STATUS
+cell in the batch's table, and the batch's root message is
 re-rendered at most once every `batch_every` seconds (5; its changes of state at once), so a
 batch of sixteen nodes costs a handful of updates, not hundreds. The batch's own stream gives
 the thread one line per node outcome and the summary.
@@ -29,6 +31,7 @@ the thread one line per node outcome and the summary.
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 import threading
@@ -63,6 +66,7 @@ CHANGES_STATUS = frozenset(
     {EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS, EventKind.STATE}
 )
 STALE_MS = 60_000  # an entry another consumer got but did not acknowledge in this long is taken
+FILES_EVERY = 1.0  # seconds between two looks for Ignition files due for deletion
 IN_STEP = (EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS)
 
 
@@ -139,6 +143,7 @@ class Relay:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._taken: set[str] = set()  # entries on a lane, not yet done
+        self._deleting: set[str] = set()  # requests whose file's deletion is on a lane
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -169,7 +174,7 @@ class Relay:
                 raise
 
     def _loop(self) -> None:
-        last_claim = 0.0
+        last_claim = last_files = 0.0
         store_down = False
         resumed = False
         while not self._stop.is_set():
@@ -180,6 +185,9 @@ class Relay:
                 if time.monotonic() - last_claim > STALE_MS / 1000:
                     last_claim = time.monotonic()
                     self._take_stale()
+                if time.monotonic() - last_files > FILES_EVERY:
+                    last_files = time.monotonic()
+                    self._expired_files()
                 self.poll()
                 if store_down:
                     store_down = False
@@ -247,6 +255,26 @@ class Relay:
         for entry_id, fields in entries or []:
             if fields:
                 self._handle(_s(entry_id), fields)
+
+    def _expired_files(self) -> None:
+        """Ignition files whose token expired: deleted from Slack on their request's lane."""
+        expiry = self.ignitions.expiry
+        for request_id in expiry.due():
+            if request_id in self._deleting:
+                continue  # still on its lane (Slack is slow): the lease brings it back later
+            self._deleting.add(request_id)
+            request = self.ctx.store.get(request_id)
+            lane = request.channel if request is not None and request.channel else "-"
+            self.lanes.submit(lane, functools.partial(self._delete_file, request_id))
+
+    def _delete_file(self, request_id: str) -> None:
+        try:
+            with request_context(request_id):
+                self.ignitions.expiry.delete(request_id)
+        except Exception:
+            log.exception("relay: the Ignition file of %s was not deleted", request_id)
+        finally:
+            self._deleting.discard(request_id)
 
     def _handle(self, entry_id: str, fields: dict[bytes, bytes]) -> None:
         """Claim the entry and put it on its channel's lane (in the relay's thread: no Slack)."""

@@ -161,7 +161,17 @@ def dm_comment(
         f"Your Ignition file for a new {role_word(role)} of {cluster} (request `{request_id}`, "
         f"approved by {user(approver)}). Valid until {on(valid_until)}. SHA-256 `{digest}`.\n"
         f"It carries a secret that can add nodes to {cluster}: give it only to the host that "
-        "boots with it, and delete it once the host has joined."
+        "boots with it, and delete your copies once the host has joined. I delete it from Slack "
+        "when its token expires."
+    )
+
+
+def deleted_dm(filename: str, request_id: str, cluster: str, valid_until: float, now: float) -> str:
+    """In the DM, once the file's token expired and the file was deleted from Slack."""
+    return (
+        f":wastebasket: `{filename}` (request `{request_id}`) was deleted from Slack at "
+        f"{at(now)} when its token expired ({on(valid_until)}): it can no longer add nodes to "
+        f"{cluster}. For another, ask again with `{COMMAND} ignition {cluster}`."
     )
 
 

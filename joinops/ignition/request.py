@@ -78,6 +78,11 @@ def new_request(
     )
 
 
+def filename(request: Request) -> str:
+    """The name the file is sent under: `CLUSTER-worker.ign`, `CLUSTER-control-plane.ign`."""
+    return f"{request.target}-{request.role}.ign"
+
+
 def ttl_problem(ttl: timedelta) -> str | None:
     if not MIN_TTL <= ttl <= MAX_TTL:
         from joinops.ignition.texts import ttl_out_of_range

@@ -31,6 +31,7 @@ class Action(StrEnum):
     DENIED = "denied"  # someone tried what they may not (approve, cancel...)
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    FILE_DELETED = "file-deleted"  # an Ignition file deleted from Slack when its token expired
     # loans (joinops.loans): the request id is the lending request's
     LENT = "lent"  # the move succeeded; the return is scheduled
     REMINDED = "reminded"

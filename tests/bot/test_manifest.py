@@ -65,7 +65,7 @@ def test_the_scopes_are_exactly_what_the_bots_web_api_calls_need():
     unknown = called - set(NEEDS)
     assert not unknown, f"methods without a known scope in this test: {sorted(unknown)}"
     assert {"chat_postMessage", "chat_update", "conversations_open"} <= called
-    assert {"files_upload_v2", "usergroups_users_list"} <= called
+    assert {"files_upload_v2", "files_delete", "usergroups_users_list"} <= called
     needed = {NEEDS[m] for m in called} | WITHOUT_A_CALL
     assert set(manifest()["oauth_config"]["scopes"]["bot"]) == needed
     assert "users:read" not in needed  # people are <@U…> mentions: nobody is looked up

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 import redis
 
+from bot import ignition_expiry as expiry
 from joinops.ignition import request as ir
 from joinops.ignition.config import join_configuration_of
 from joinops.ignition.validate import problems
@@ -254,6 +256,93 @@ def test_an_ignition_file_that_cannot_be_made_is_refused_and_nothing_is_stored(b
     assert shown.startswith("Refused: Ignition file for a new control plane of left")
     assert "left has no controlPlaneEndpoint" in shown and buttons(message) == []
     assert len(bot.ctx.store.recent(1000)) == stored
+
+
+def _deleted_said(bot: Any, dm: str, request_id: str) -> str | None:
+    """The DM's word that the request's file was deleted (earlier tests' files go too)."""
+    said = [text_of(m) for m in bot.sim.messages(dm).values()]
+    return next((t for t in said if ":wastebasket:" in t and request_id in t), None)
+
+
+def test_the_file_is_deleted_from_slack_when_its_token_expires_even_after_a_restart(
+    make_bot, worker_log
+):
+    """The token lives 2 h (a Slack request's; at least 5 min): the bots' clock is moved past
+    its expiry rather than waiting for it. The bot that sent the file is gone by then: the
+    deletion was recorded in Redis, and the next bot does it."""
+    ahead = [0.0]
+
+    def clock() -> float:
+        return time.time() + ahead[0]
+
+    first = make_bot(clock=clock, max_parallel=MAX_PARALLEL, timeouts=TIMEOUTS)
+    first.redis.delete(expiry.PENDING)  # earlier tests' files: they would go too, the clock moved
+    first.slash("ignition clusterB")
+    request = first.request_from_message(first.wait_message(timeout=20))
+    first.approve(request.id)
+    first.wait_thread(request.id, _ended, timeout=30)
+    upload = first.sim.wait_for(lambda: [u for u in first.sim.uploads if u.completed], 10)[0]
+    assert upload.channel_id is not None
+    [shared] = first.sim.messages(upload.channel_id).values()
+    assert "I delete it from Slack when its token expires." in shared["text"]
+    valid_until = float(first.request(request.id).extra[ir.VALID_UNTIL])
+    assert valid_until > time.time() + 3600
+    assert first.relay.idle(10) and first.sim.calls_to("files.delete") == []  # not before
+    first.relay.stop()  # this bot is gone before the token expires
+
+    ahead[0] = valid_until + 1 - time.time()
+    make_bot(clock=clock, max_parallel=MAX_PARALLEL, timeouts=TIMEOUTS)
+    said = first.sim.wait_for(lambda: _deleted_said(first, upload.channel_id, request.id), 10)
+    [deleted] = [u for u in first.sim.uploads if u.file_id == upload.file_id]
+    assert deleted.deleted and deleted.content is None  # gone from Slack…
+    calls = first.sim.calls_to("files.delete")
+    assert [c.params["file"] for c in calls].count(upload.file_id) == 1
+    assert first.sim.messages(upload.channel_id)[shared["ts"]]["files"] == [
+        {"id": upload.file_id, "mode": "tombstone"}
+    ]
+    assert said.startswith(  # …and the DM says so
+        f":wastebasket: `clusterB-worker.ign` (request `{request.id}`) was deleted from Slack "
+        "at <!date^"
+    )
+    assert "UTC> when its token expired" in said
+    assert float(first.request(request.id).extra[expiry.DELETED_AT]) >= valid_until
+    assert first.redis.zscore(expiry.PENDING, request.id) is None  # never again
+
+
+def test_a_deletion_slack_fails_is_tried_again_and_a_file_deleted_by_hand_is_done(
+    make_bot, worker_log
+):
+    ahead = [0.0]
+    bot = make_bot(
+        clock=lambda: time.time() + ahead[0], max_parallel=MAX_PARALLEL, timeouts=TIMEOUTS
+    )
+    bot.redis.delete(expiry.PENDING)  # earlier tests' files: they would go too, the clock moved
+    made = []
+    for asked in range(2):
+        bot.slash("ignition clusterB")
+        posted = bot.sim.wait_for(lambda: bot.messages()[asked:], 20)[-1]  # noqa: B023
+        request = bot.request_from_message(posted)
+        bot.approve(request.id)
+        bot.wait_thread(request.id, _ended, timeout=30)
+        made.append(bot.request(request.id))
+    ids = [m.id for m in made]
+
+    def deleted() -> list[bool]:
+        return [bool(bot.request(i).extra.get(expiry.DELETED_AT)) for i in ids]
+
+    bot.ctx.client.files_delete(file=made[1].extra[expiry.FILE_ID])  # by hand, before expiry
+    bot.sim.faults.add("files.delete", error="internal_error", times=1)
+    ahead[0] = max(float(m.extra[ir.VALID_UNTIL]) for m in made) + 1 - time.time()
+    bot.sim.wait_for(lambda: bot.sim.calls_to("files.delete")[2:], 10)  # both tried, one failed
+    assert bot.relay.idle(10) and deleted().count(True) == 1
+
+    ahead[0] += expiry.RETRY + 1  # a minute later: the failed one again
+    until(lambda: all(deleted()), 10)
+    assert all(u.deleted for u in bot.sim.uploads)
+    assert [bot.redis.zscore(expiry.PENDING, i) for i in ids] == [None, None]
+    dms = {u.channel_id for u in bot.sim.uploads}
+    said = [text_of(m) for dm in dms for m in bot.sim.messages(dm or "").values()]
+    assert sum(":wastebasket:" in s for s in said) == 2  # each DM says so, once
 
 
 # ---- batches -----------------------------------------------------------------------------------
