@@ -20,6 +20,7 @@ import redis
 import yaml
 from pydantic import SecretStr
 
+from bot.arrivals import ArrivalWatcher
 from bot.availability import StoreProbe
 from bot.http import SlackWsgi
 from bot.serve import HttpServer, assemble
@@ -27,10 +28,11 @@ from cli import texts
 from joinops.errors import ConfigError
 from joinops.settings import FileConfig, Secrets, Settings, build_settings
 from slacksim.server import SlackSim
-from slacksim.web import ChannelPage, Person
+from slacksim.web import CHANNEL_ID, ChannelPage, Person
 
 REQUESTER = Person("U0SANDREQ1", "alice", "requester")
 APPROVER = Person("U0SANDBOX1", "bob", "approver")  # the sandbox's joinops.yaml approver
+CHANNEL = CHANNEL_ID  # the page's channel: the sandbox's arrivals are announced there
 
 
 @contextmanager
@@ -42,6 +44,7 @@ def slack_sandbox(config: Path, redis_url: str, port: int, log: Path) -> Iterato
         settings = _settings(config, redis_url, sim, secret)
         bot = assemble(settings)
         bot.relay.start()
+        arrivals = ArrivalWatcher(bot.ctx).start() if settings.arrivals else None
         server = HttpServer(
             SlackWsgi(
                 bot.app,
@@ -63,6 +66,8 @@ def slack_sandbox(config: Path, redis_url: str, port: int, log: Path) -> Iterato
             worker.terminate()
             worker.wait(30)
             server.stop()
+            if arrivals is not None:
+                arrivals.stop()
             bot.relay.stop()
 
 

@@ -32,6 +32,8 @@ def sandbox_slack_ready(url: str, config: Path, worker_log: Path) -> str:
         f"The bot is serving a simulated Slack. Open its channel: {url}\n"
         f"  as alice (a requester) type `/join a-w-1 from clusterA to clusterB`,\n"
         f"  switch to bob (the approver) and click Approve; the thread fills as it runs.\n"
+        f"Hosts arrive one by one and are announced there: Move into clusterB as worker\n"
+        f"  opens a request for bob to approve.\n"
         f"A worker runs the migrations (its log: {worker_log}). The terminal works too:\n"
         f"  export JOINOPS_CONFIG={config.resolve()}\n"
         f"  joinops list\n"
@@ -46,6 +48,10 @@ def bad_role(value: str) -> str:
 
 def bad_duration(value: str) -> str:
     return f"{value!r} is not a duration: use e.g. 90s, 30m, 24h or 1h30m"
+
+
+def bad_seconds(value: str) -> str:
+    return f"{value!r} is not a number of seconds: use 0 or more, e.g. 5 or 0.5"
 
 
 def bad_request_id(value: str) -> str:
@@ -170,3 +176,14 @@ def no_arrivals(directory: str, channel: str | None) -> str:
 
 def arrival_note(note: str) -> str:
     return f"    {note}"
+
+
+# ---- the sandbox's arriving hosts (`joinops sandbox`) ----------------------------------------
+
+
+def sandbox_host_arrived(name: str, path: Path) -> str:
+    return f"Host {name} arrived: its kubeconfig is {path}"
+
+
+def sandbox_hosts_all_arrived(count: int, directory: Path) -> str:
+    return f"All {count} hosts have arrived in {directory} (`joinops arrivals` lists them)."

@@ -5,7 +5,8 @@ them into requests signed and delivered to the app exactly as Slack would send t
 page draws what the app posted from SlackSim's state (`snapshot`).
 """
 
+from slacksim.signing import CHANNEL_ID
 from slacksim.web.gateway import Gateway, Person
 from slacksim.web.page import ChannelPage
 
-__all__ = ["ChannelPage", "Gateway", "Person"]
+__all__ = ["CHANNEL_ID", "ChannelPage", "Gateway", "Person"]
