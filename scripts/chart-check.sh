@@ -44,6 +44,8 @@ for example in "$CHART"/examples/*.yaml; do
   render "example-$(basename "$example" .yaml)" -f "$example"
 done
 render http-no-ingress --set bot.mode=http --set metrics.enabled=true
+render arrivals --set arrivals.secretName=joinops-hosts --set arrivals.channel=C0123ARRIV \
+  --set arrivals.propose.to=clusterB --set arrivals.propose.as=worker
 render managed-rbac --set managedClusterRbac.enabled=true --set serviceAccount.name=joinops-bot \
   --set 'clusters[0].name=home' --set 'clusters[0].inCluster=true'
 render own-serviceaccount --set serviceAccount.create=false --set serviceAccount.name=existing \

@@ -82,6 +82,11 @@ def test_defaults_and_examples_are_valid(schema: dict[str, Any], values: dict[st
         ("bot.resources.requests.gpu", 1, "unknown key 'gpu'"),
         ("metrics.enabled", "true", "want boolean"),
         ("managedClusterRbac.namespace", "x", "unknown key 'namespace'"),
+        ("arrivals.channel", "#arrivals", "does not match"),
+        ("arrivals.directory", "hosts.d", "does not match"),
+        ("arrivals.propose", {"to": "clusterB", "as": "master"}, "is not one of"),
+        ("arrivals.propose", {"into": "clusterB"}, "unknown key 'into'"),
+        ("arrivals.colour", "red", "unknown key 'colour'"),
     ],
 )
 def test_the_schema_refuses_wrong_types_and_unknown_keys(
@@ -133,7 +138,36 @@ def rendered_config(values: dict[str, Any]) -> dict[str, Any]:
             clusters[c["name"]] = {"kubeconfig": f"/etc/joinops/clusters/{c['name']}/kubeconfig"}
             if c.get("context"):
                 clusters[c["name"]]["context"] = c["context"]
-    return {**values.get("config", {}), "clusters": clusters}
+    rendered = {**values.get("config", {}), "clusters": clusters}
+    arrivals = values.get("arrivals") or {}
+    if arrivals.get("secretName"):
+        rendered["arrivals"] = {
+            "directory": arrivals.get("directory", "/etc/joinops/hosts.d"),
+            "poll": arrivals.get("poll", "5s"),
+            **({"channel": arrivals["channel"]} if arrivals.get("channel") else {}),
+            **({"propose": arrivals["propose"]} if arrivals.get("propose") else {}),
+        }
+    return rendered
+
+
+def test_arrivals_values_make_joinops_s_arrivals_settings(
+    schema: dict[str, Any], values: dict[str, Any]
+) -> None:
+    assert rendered_config(values).get("arrivals") is None  # off by default
+    on = with_value(values, "arrivals.secretName", "joinops-hosts")
+    on = with_value(on, "arrivals.channel", "C0123ARRIV")
+    on = with_value(on, "arrivals.propose", {"to": "clusterB", "as": "worker"})
+    assert validate(on, schema) == []
+    settings = FileConfig.model_validate(rendered_config(on)).arrivals
+    assert settings is not None
+    assert str(settings.directory) == "/etc/joinops/hosts.d" and settings.channel == "C0123ARRIV"
+    assert settings.propose is not None and settings.propose.to == "clusterB"
+    assert settings.poll.total_seconds() == 5
+    chart = (CHART / "templates" / "configmap.yaml").read_text()
+    assert '$arrivals := dict "directory" .directory "poll" .poll' in chart
+    helpers = (CHART / "templates" / "_helpers.tpl").read_text()
+    assert "secretName: {{ .Values.arrivals.secretName }}" in helpers  # the Secret projected
+    assert "mountPath: {{ .Values.arrivals.directory }}" in helpers  # at the directory
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

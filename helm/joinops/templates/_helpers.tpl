@@ -144,6 +144,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
         path: kubeconfig
 {{- end }}
 {{- end }}
+{{- if .Values.arrivals.secretName }}
+- name: hosts
+  secret:
+    secretName: {{ .Values.arrivals.secretName }}
+    defaultMode: 0440
+{{- end }}
 {{- end -}}
 
 {{- define "joinops.volumeMounts" -}}
@@ -158,6 +164,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   mountPath: {{ include "joinops.clusterDir" $ }}/{{ $c.name }}
   readOnly: true
 {{- end }}
+{{- end }}
+{{- if .Values.arrivals.secretName }}
+- name: hosts
+  mountPath: {{ .Values.arrivals.directory }}
+  readOnly: true
 {{- end }}
 {{- end -}}
 
