@@ -105,6 +105,7 @@ class Batches:
             self._cancel_pending(batch, "request message not posted")
             return answers_texts.cannot_post(channel, slack_error(e))
         ctx.store.update(batch.id, message_ts=ts)
+        self.messages.post_pages(channel, ts, self.messages.batch_pages(batch))  # when too large
         ctx.audit.record(Action.REQUESTED, user, batch, f"{len(rows)} nodes")
         for request_id in (batch.id, *kids):
             schedule_expiry(ctx.redis, request_id, expires_at)
@@ -140,9 +141,10 @@ class Batches:
             force=plan.force,
         )
         try:
-            self.messages.post(channel, view.fallback, render_batch.batch_message(view))
+            ts = self.messages.post(channel, view.fallback, render_batch.batch_message(view))
         except SLACK_ERRORS as e:
             return answers_texts.cannot_post(channel, slack_error(e))
+        self.messages.post_pages(channel, ts, render_batch.thread_pages(view))  # when too large
         return None
 
     # ---- deciding --------------------------------------------------------------------------
@@ -218,6 +220,13 @@ class Batches:
         return batch_texts.not_retried(batch.id, batch_record.not_moved(kids), batch.target)
 
     # ---- the thread ------------------------------------------------------------------------
+
+    def post_final_table(self, batch: Request) -> None:
+        """A batch that ended, its root only summarising: where each node ended, in the thread."""
+        current = self.ctx.store.get(batch.id) or batch
+        if current.state.is_terminal and current.channel and current.message_ts:
+            pages = self.messages.batch_pages(current, final=True)
+            self.messages.post_pages(current.channel, current.message_ts, pages)
 
     def reply_for(self, event: Event, batch: Request) -> str | None:
         """The thread reply for an event of the batch's own stream; "" for none, None for the

@@ -39,6 +39,7 @@ from joinops.arrivals.store import ArrivalStore
 from joinops.clusters.survey import survey
 from joinops.errors import ConfigError, UsageError
 from joinops.rules import batch as batches
+from joinops.rules import texts as rule_texts
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,7 @@ class SlashCommands:
             Route(_is(parsed.Help), lambda _: usage_texts.help_text()),
             Route(_one_node, self._checking_text, self.migrations.ask),
             Route(_one_node_anywhere, self._locating_text, self.locate_and_migrate),
+            Route(self._too_many_nodes, self._too_many_text),  # refused at once, nothing asked
             Route(_several_nodes, self._checking_many_text, self.migrate_many),
             Route(_is(parsed.MigrateAll), self._checking_all_text, self.migrate_all),
             Route(_is(parsed.Ignition), self._checking_cluster_text, self.ignition),
@@ -138,6 +140,14 @@ class SlashCommands:
         assert isinstance(command, parsed.Migrate)
         return answers_texts.locating(command.nodes[0])
 
+    def _too_many_nodes(self, command: parsed.Command) -> bool:
+        limit = self.ctx.settings.max_batch_nodes
+        return isinstance(command, parsed.Migrate) and len(command.nodes) > limit
+
+    def _too_many_text(self, command: parsed.Command) -> str:
+        assert isinstance(command, parsed.Migrate)
+        return rule_texts.batch_too_large(len(command.nodes), self.ctx.settings.max_batch_nodes)
+
     @staticmethod
     def _checking_many_text(command: parsed.Command) -> str:
         assert isinstance(command, parsed.Migrate)
@@ -180,6 +190,7 @@ class SlashCommands:
                 command.role,
                 self.ctx.clusters,
                 force=command.force,
+                max_nodes=self.ctx.settings.max_batch_nodes,
             ),
             nodes,
             command,
@@ -189,7 +200,11 @@ class SlashCommands:
         self._batch(
             inv,
             lambda: batches.plan_all(
-                command.source, command.target, self.ctx.clusters, force=command.force
+                command.source,
+                command.target,
+                self.ctx.clusters,
+                force=command.force,
+                max_nodes=self.ctx.settings.max_batch_nodes,
             ),
             [],
             command,

@@ -14,12 +14,13 @@ import logging
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.models.blocks import Block
 
-from bot import batch_record
+from bot import batch_record, slack_limits
 from bot.context import BotContext
 from bot.render import batch as render_batch
-from bot.render import blocks as render_blocks
 from bot.render import ignition as render_ignition
+from bot.render import pages as render_pages
 from bot.render import request as render_request
+from bot.texts import batch as batch_texts
 from bot.views import batch as batch_views
 from bot.views import ignition as ignition_views
 from bot.views import request as request_views
@@ -81,6 +82,28 @@ class RequestMessages:
         view = request_views.request_view(request, approvers)
         return view.fallback, render_request.request_message(view)
 
+    def batch_pages(self, request: Request, final: bool = False) -> list[list[Block]]:
+        """A batch's table and findings in full, paged, when its root only summarises them
+        (Slack's limits, `bot.render.batch`); [] when the root holds them. `final`: the table
+        as the batch ended, for the thread's last word."""
+        kids = batch_record.children(self.ctx.store, request)
+        batch = batch_views.stored_view(request, kids, self.ctx.settings.max_parallel)
+        if final:
+            return render_batch.thread_pages(batch, batch_texts.final_table_page, False)
+        return render_batch.thread_pages(batch)
+
+    def post_pages(self, channel: str, thread_ts: str, pages: list[list[Block]]) -> None:
+        """Post each page as one reply in the thread `thread_ts`. A failure is logged."""
+        for page in pages:
+            text = render_pages.text_of(page)
+            try:
+                self.ctx.client.chat_postMessage(
+                    channel=channel, thread_ts=thread_ts, text=text, blocks=page, unfurl_links=False
+                )
+            except SLACK_ERRORS as e:
+                log.warning("could not post a page in the thread %s: %s", thread_ts, e)
+                return
+
     def refresh(self, request_id: str) -> bool:
         """Render the root message from the record and update it in place. Never raises."""
         try:
@@ -105,16 +128,19 @@ class RequestMessages:
 
     def reply(self, request: Request, text: str) -> bool:
         """A reply in the request's thread. A failure is logged, never raised."""
+        # a loan's return has its own message inside the loan's thread: it replies there
+        thread_ts = request.extra.get("thread_ts") or request.message_ts
+        first, *rest = render_pages.reply_pages(text)  # a long reply: several that each fit
         try:
             self.ctx.client.chat_postMessage(
                 channel=request.channel,
-                # a loan's return has its own message inside the loan's thread: it replies there
-                thread_ts=request.extra.get("thread_ts") or request.message_ts,
-                text=text,
-                blocks=render_blocks.reply(text),
+                thread_ts=thread_ts,
+                text=text[: slack_limits.FALLBACK_TEXT],
+                blocks=first,
                 unfurl_links=False,
             )
-            return True
         except SLACK_ERRORS as e:
             log.warning("request %s: could not post in its thread: %s", request.id, e)
             return False
+        self.post_pages(request.channel, thread_ts or "", rest)
+        return True

@@ -380,8 +380,13 @@ class Relay:
             self._post(
                 entry_id, batch, text if text is not None else reply_for(event, batch, self.ctx)
             )
+            if event.kind is EventKind.STATE and event.state in ENDED:
+                self.batches.post_final_table(batch)  # when its root only summarises
         within = 0.0 if event.kind is EventKind.STATE else self.batch_every
         self.refresher.want(batch.id, within)
+
+
+ENDED = frozenset({"succeeded", "failed", "cancelled", "rejected", "expired"})
 
 
 def _s(value: object) -> str:

@@ -134,13 +134,22 @@ def _run_one(args: argparse.Namespace) -> int:
 def _run_batch(args: argparse.Namespace) -> int:
     settings, registry = load()
     length = _loan(args, settings)
+    limit = settings.max_batch_nodes  # more is a UsageError (exit 2): nothing is created
     if args.all:
         if args.source is None:
             raise UsageError("--all needs --from SRC")
-        plan = batches.plan_all(args.source, args.target, registry, force=args.force)
+        plan = batches.plan_all(
+            args.source, args.target, registry, force=args.force, max_nodes=limit
+        )
     else:
         plan = batches.plan_nodes(
-            args.nodes, args.source, args.target, args.role, registry, force=args.force
+            args.nodes,
+            args.source,
+            args.target,
+            args.role,
+            registry,
+            force=args.force,
+            max_nodes=limit,
         )
     print(batches.render(plan))
     if not plan.allowed:

@@ -192,6 +192,7 @@ class FileConfig(_Strict):
     policy: Policy = Policy()
     slack: SlackConfig = SlackConfig()
     max_parallel: int = Field(default=4, ge=1, le=64)  # worker joins at once in one batch
+    max_batch_nodes: int = Field(default=200, ge=1, le=1000)  # nodes in one batch request
 
     @field_validator("approvers")
     @classmethod
@@ -242,6 +243,7 @@ class Settings:
     requesters: Requesters = field(default_factory=Requesters)
     arrivals: Arrivals | None = None
     slack: SlackConfig = field(default_factory=SlackConfig)
+    max_batch_nodes: int = 200  # a batch naming or resolving to more is refused as a whole
 
     @property
     def cluster_names(self) -> list[str]:
@@ -283,6 +285,7 @@ def build_settings(file_config: FileConfig, secrets: Secrets) -> Settings:
         requesters=file_config.requesters,
         arrivals=arrivals,
         slack=file_config.slack,
+        max_batch_nodes=file_config.max_batch_nodes,
     )
 
 

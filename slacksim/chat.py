@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import copy
 
+from slacksim.limits import refusal
 from slacksim.params import required
 from slacksim.workspace import Json, SlackError, Workspace
-
-MAX_TEXT = 40_000  # chat.postMessage truncates/refuses beyond this many characters
-MAX_BLOCKS = 50  # blocks per message
 
 
 def chat_post_message(ws: Workspace, params: Json) -> Json:
@@ -88,9 +86,6 @@ def _check_content(params: Json) -> None:
     text, blocks = params.get("text"), params.get("blocks")
     if not text and not blocks and not params.get("attachments"):
         raise SlackError("no_text")
-    if isinstance(text, str) and len(text) > MAX_TEXT:
-        raise SlackError("msg_too_long")
-    if blocks is not None and not isinstance(blocks, list):
-        raise SlackError("invalid_blocks_format")
-    if blocks is not None and len(blocks) > MAX_BLOCKS:
-        raise SlackError("invalid_blocks")
+    error = refusal(params)  # Slack's size limits (slacksim.limits)
+    if error is not None:
+        raise SlackError(error)

@@ -3,6 +3,7 @@ does to the workspace (replace or delete the original, post in channel, or an ep
 
 from __future__ import annotations
 
+from slacksim.limits import refusal
 from slacksim.workspace import Json, ResponseTarget, Workspace
 
 RESPONSE_URL_USES = 5  # Slack: a response_url works up to 5 times (within 30 minutes)
@@ -16,6 +17,9 @@ def respond(ws: Workspace, response_id: str, body: Json) -> tuple[int, str]:
     deleting = bool(body.get("delete_original"))
     if not deleting and not body.get("text") and not body.get("blocks"):
         return 400, "no_text"
+    error = refusal(body)  # Slack's size limits (slacksim.limits)
+    if error is not None:
+        return 400, error
     used.append(body)
     _apply_response(ws, ws.response_targets.get(response_id, ResponseTarget()), body)
     return 200, "ok"

@@ -12,15 +12,17 @@ from slack_sdk.models.blocks import (
     ConfirmObject,
     ContextBlock,
     DividerBlock,
+    HeaderBlock,
     MarkdownTextObject,
     SectionBlock,
 )
 
+from bot import slack_limits
 from bot.views.closing import ClosingView, ConfirmView
 
 APPROVE_ACTION = "join_approve"
 REJECT_ACTION = "join_reject"
-SECTION_LIMIT = 3000  # characters of mrkdwn in one section
+SECTION_LIMIT = slack_limits.SECTION_TEXT  # characters of mrkdwn in one section
 STATUS_BLOCK = "status"
 DECISION_BLOCK = "decision"
 
@@ -34,7 +36,14 @@ def context(text: str, block_id: str | None = None) -> ContextBlock:
 
 
 def fields(texts: Sequence[str]) -> SectionBlock:
-    return SectionBlock(fields=[MarkdownTextObject(text=t) for t in texts])
+    shown = texts[: slack_limits.FIELDS]
+    return SectionBlock(
+        fields=[MarkdownTextObject(text=t[: slack_limits.FIELD_TEXT]) for t in shown]
+    )
+
+
+def header(text: str) -> HeaderBlock:
+    return HeaderBlock(text=text[: slack_limits.HEADER_TEXT])
 
 
 def sections(lines: Sequence[str]) -> list[Block]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import Block
 
-from bot.render.blocks import context, section, sections
+from bot import slack_limits
+from bot.render.blocks import context, section
+from bot.render.pages import capped
 from bot.views.report import ReportView
 
 
@@ -14,4 +16,5 @@ def report(view: ReportView) -> list[Block]:
         blocks.append(context(view.facts))
     if view.outcome:
         blocks.append(section(view.outcome))
-    return blocks + sections(view.lines)
+    room = slack_limits.TEXT_BUDGET - slack_limits.text_length(blocks)
+    return blocks + capped(view.lines, room, view.more, slack_limits.BLOCKS - len(blocks))

@@ -196,29 +196,47 @@ def nodes_command(nodes: Sequence[str], target: str) -> str:
     return f"{COMMAND} {' '.join(nodes)} to {target}"
 
 
+COMMAND_WIDTH = 2_800  # one command within one section of a message, to be copied whole
+
+
+def _commands(nodes: Sequence[str], target: str) -> list[str]:
+    """The `/join` commands for `nodes`: one, or as many as keep each within a section."""
+    commands: list[list[str]] = [[]]
+    for node in nodes:
+        if commands[-1] and len(nodes_command([*commands[-1], node], target)) > COMMAND_WIDTH:
+            commands.append([])
+        commands[-1].append(node)
+    return [nodes_command(part, target) for part in commands]
+
+
+def _ask_again(not_moved: Sequence[str], target: str) -> str:
+    """The end of a reply that some nodes were not moved: which, and how to ask again."""
+    if not not_moved:
+        return ""
+    names = ", ".join(f"`{n}`" for n in not_moved)
+    commands = _commands(not_moved, target)
+    if len(commands) == 1 and len(names) + len(commands[0]) < COMMAND_WIDTH:
+        return f" Not moved: {names}. To ask again for them: `{commands[0]}`."
+    listed = "\n".join(f"`{c}`" for c in commands)
+    return (
+        f" Not moved: {node_count(len(not_moved))}. To ask again for them, in "
+        f"{len(commands)} requests:\n{listed}"
+    )
+
+
 def done_reply(requester: str, summary: str) -> str:
     return f":tada: {user(requester)} {summary}"
 
 
 def failed_reply(requester: str, summary: str, not_moved: Sequence[str], target: str) -> str:
-    again = (
-        f" Not moved: {', '.join(f'`{n}`' for n in not_moved)}. To ask again for them: "
-        f"`{nodes_command(not_moved, target)}`."
-        if not_moved
-        else ""
-    )
+    again = _ask_again(not_moved, target)
     return f":red_circle: {user(requester)} {summary}{again}"
 
 
 def cancelled_late_reply(
     requester: str, by: str, summary: str, not_moved: Sequence[str], target: str
 ) -> str:
-    again = (
-        f" Not moved: {', '.join(f'`{n}`' for n in not_moved)}. To ask again for them: "
-        f"`{nodes_command(not_moved, target)}`."
-        if not_moved
-        else ""
-    )
+    again = _ask_again(not_moved, target)
     return f":white_circle: {user(requester)} cancelled by {user(by)}. {summary}{again}"
 
 
@@ -234,10 +252,13 @@ def cancelled_now(request_id: str) -> str:
 def not_retried(request_id: str, not_moved: Sequence[str], target: str) -> str:
     if not not_moved:
         return f"`{request_id}` moved every node; there is nothing to retry."
+    commands = _commands(not_moved, target)
+    said = (
+        f"`{commands[0]}`" if len(commands) == 1 else "\n" + "\n".join(f"`{c}`" for c in commands)
+    )
     return (
         f"A batch is not retried as a whole. Ask again for the nodes `{request_id}` did not "
-        f"move; the rules are checked again against the clusters as they are now: "
-        f"`{nodes_command(not_moved, target)}`"
+        f"move; the rules are checked again against the clusters as they are now: {said}"
     )
 
 
@@ -246,3 +267,54 @@ def member_not_retried(request_id: str, batch_id: str) -> str:
         f"`{request_id}` belongs to batch `{batch_id}`: `{COMMAND} retry {batch_id}` says how "
         "to ask again for the nodes it did not move."
     )
+
+
+# ---- a batch too large for one message (Slack's limits: docs/slack.md) ----------------------
+
+
+def more_lines(count: int) -> str:
+    return f"…and {count} more: the thread lists them all."
+
+
+def more_rows(count: int) -> str:
+    return f"…and {node_count(count)} more: the thread has the whole table."
+
+
+def table_in_thread(count: int) -> str:
+    return (
+        f"The table of all {node_count(count)} is in the thread: this message shows the counts "
+        "and the nodes running or failed."
+    )
+
+
+STATE_WORDS = (
+    ("succeeded", "moved"),
+    ("running", "running"),
+    ("failed", "failed"),
+    ("waiting", "waiting"),
+    ("cancelled", "not run"),
+    ("rejected", "rejected"),
+    ("expired", "expired"),
+)
+
+
+def state_counts(counts: dict[str, int]) -> str:
+    """`*Nodes*: 12 moved · 3 running · 1 failed · 184 waiting`, only the states with nodes."""
+    said = [f"{counts[s]} {word}" for s, word in STATE_WORDS if counts.get(s)]
+    return f"*Nodes*: {' · '.join(said) or 'none'}"
+
+
+def watched_title(count: int) -> str:
+    return f"*Running or failed* ({count}):" if count else ""
+
+
+def table_page(page: int, pages: int) -> str:
+    return f"*The table*, part {page} of {pages}:"
+
+
+def final_table_page(page: int, pages: int) -> str:
+    return f"*Where each node ended*, part {page} of {pages}:"
+
+
+def findings_in_thread() -> str:
+    return "*Every finding*, in full:"

@@ -100,3 +100,7 @@ def ignition_facts(cluster: str, role: str, requester: str, by: str) -> str:
         f"Ignition file for a new {role_word(role)} of {cluster}; asked by {user(requester)}"
         f"{decided}"
     )
+
+
+def more_lines(count: int) -> str:
+    return f"…and {count} more, not shown: one Slack message holds no more."

@@ -3,7 +3,7 @@ refused plan) → a `BatchView`, its table already worded cell by cell."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.batch_record import CANCELLED_BY, STATUS_CELL, Row, load_findings, load_rows
@@ -31,6 +31,16 @@ class BatchView:
     findings: tuple[str, ...]  # warnings and notes, under the table
     order: str  # how the nodes are run; "" for a refusal
     closing: ClosingView
+    # When the whole message would not fit in Slack's limits, the root shows these instead,
+    # and the thread gets the table and the findings in full (bot.render.batch):
+    summary: str = ""  # the nodes counted by state; "" for a refusal
+    watched: tuple[tuple[str, ...], ...] = ()  # the rows of the nodes running or failed
+    watched_title: str = ""
+    in_thread: str = ""  # says where the rest is
+    more_lines: Callable[[int], str] = batch_texts.more_lines
+    more_rows: Callable[[int], str] = batch_texts.more_rows
+    page_title: Callable[[int, int], str] = batch_texts.table_page
+    findings_title: str = batch_texts.findings_in_thread()
 
 
 def cell_of(child: Request | None) -> str:
@@ -85,6 +95,10 @@ def view(
     destroys = sorted({r.source for r in rows if r.destroys})
     forced = force or bool(batch and batch.force)
     count = len(rows)
+    table = tuple(_row(r, (kids or {}).get(r.node), with_status=not refused) for r in rows)
+    watched = tuple(
+        row for r, row in zip(rows, table, strict=True) if _watched((kids or {}).get(r.node))
+    )
     return BatchView(
         fallback=(
             batch_texts.refused_fallback(requester, count, target)
@@ -98,7 +112,7 @@ def view(
         + _loan_field(batch),
         refusals=tuple(refusals),
         columns=batch_texts.BATCH_COLUMNS[:-1] if refused else batch_texts.BATCH_COLUMNS,
-        rows=tuple(_row(r, (kids or {}).get(r.node), with_status=not refused) for r in rows),
+        rows=table,
         no_rows=batch_texts.no_nodes(),
         findings=tuple(others),
         order="" if refused else batch_texts.order(max_parallel, target),
@@ -112,7 +126,26 @@ def view(
                 sum(r.forced for r in rows),
             ),
         ),
+        summary="" if refused else batch_texts.state_counts(_counts(rows, kids or {})),
+        watched=watched,
+        watched_title=batch_texts.watched_title(len(watched)),
+        in_thread=batch_texts.table_in_thread(count),
     )
+
+
+def _watched(child: Request | None) -> bool:
+    return child is not None and child.state in (State.RUNNING, State.FAILED)
+
+
+def _counts(rows: Sequence[Row], kids: Mapping[str, Request]) -> dict[str, int]:
+    """How many of the batch's nodes are in each state (`waiting`: not started yet)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        child = kids.get(r.node)
+        state = str(child.state) if child is not None else "pending"
+        key = "waiting" if state in ("pending", "approved") else state
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def _loan_field(batch: Request | None) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.texts import batch as batch_texts
@@ -23,6 +23,7 @@ class ReportView:
     facts: str = ""
     outcome: str = ""
     fallback: str = ""  # the notification text, when it is not the title
+    more: Callable[[int], str] = status_texts.more_lines  # lines left out (Slack's limits)
 
     @property
     def text(self) -> str:

@@ -67,8 +67,11 @@ def plan_nodes(
     role: Role,
     registry: ClusterRegistry,
     force: bool = False,
+    max_nodes: int | None = None,
 ) -> BatchPlan:
-    """`/join n1 n2 n3 [from SRC] to DST`: each node's source is looked up when not given."""
+    """`/join n1 n2 n3 [from SRC] to DST`: each node's source is looked up when not given.
+    More than `max_nodes` is a UsageError before any cluster is read."""
+    check_size(len(nodes), max_nodes)
     if len(set(nodes)) != len(nodes):
         raise UsageError(rule_texts.batch_duplicate_nodes())
     listed: dict[str, Listed] = {}
@@ -82,8 +85,21 @@ def plan_nodes(
     return _judge(asks, target, registry, findings, force, listed)
 
 
-def plan_all(source: str, target: str, registry: ClusterRegistry, force: bool = False) -> BatchPlan:
-    """`/join all from SRC to DST`: every node; control planes keep their role if they can."""
+def check_size(count: int, max_nodes: int | None, source: str = "") -> None:
+    """A batch of more than `max_nodes` nodes is refused as a whole (UsageError)."""
+    if max_nodes is not None and count > max_nodes:
+        raise UsageError(rule_texts.batch_too_large(count, max_nodes, source))
+
+
+def plan_all(
+    source: str,
+    target: str,
+    registry: ClusterRegistry,
+    force: bool = False,
+    max_nodes: int | None = None,
+) -> BatchPlan:
+    """`/join all from SRC to DST`: every node; control planes keep their role if they can.
+    A source of more than `max_nodes` nodes is a UsageError once its nodes are listed."""
     if source == target:
         validate_ask(MigrationAsk("all", source, target), registry.names)
     cluster = registry.get(source)
@@ -103,6 +119,7 @@ def plan_all(source: str, target: str, registry: ClusterRegistry, force: bool = 
                 ),
             ),
         )
+    check_size(len(listing.items), max_nodes, source)
     asks = []
     for node in sorted(listing.items, key=lambda n: str(n.metadata.name)):
         labels = node.metadata.labels or {}

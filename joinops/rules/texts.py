@@ -213,6 +213,16 @@ def batch_duplicate_nodes() -> str:
     return "a node is named twice: name each node once"
 
 
+def batch_too_large(count: int, limit: int, source: str = "") -> str:
+    """More nodes than one batch may move (`max_batch_nodes`): nothing was asked."""
+    what = f"every node of {source} is {count} nodes" if source else f"that names {count} nodes"
+    return (
+        f"Too many nodes for one request: {what}, and one batch moves at most {limit} "
+        "(`max_batch_nodes` in the configuration). Nothing was asked or started. Split it: "
+        f"name the nodes in requests of at most {limit} each."
+    )
+
+
 def batch_node_nowhere(node: str, looked_in: list[str]) -> str:
     return f"`{node}` is not a node of any configured cluster (looked in {', '.join(looked_in)})."
 

@@ -121,3 +121,22 @@ def test_a_forced_batch_records_force_on_every_migration(world, worker, capsys):
     trail = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     moved = [e for e in trail if e["action"] == "succeeded" and e["node"] in ("a-w-1", "a-w-2")]
     assert len(moved) == 2 and all(e["force"] for e in moved)
+
+
+def test_a_batch_over_max_batch_nodes_exits_2_and_creates_nothing(
+    world, tmp_path, redis_client, redis_url, monkeypatch, capsys
+):
+    from joinops.requests.store import RequestStore
+
+    monkeypatch.setenv("JOINOPS_CONFIG", str(write_config(world, tmp_path)))
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    nodes = [f"node-{i:03d}-abc" for i in range(300)]
+    assert main(["migrate", *nodes, "--to", "clusterB", "--yes"]) == 2
+    said = capsys.readouterr().err
+    assert "that names 300 nodes" in said and "at most 200" in said and "Split it" in said
+    assert RequestStore(redis_client).recent(10) == []
+
+    monkeypatch.setenv("JOINOPS_CONFIG", str(write_config(world, tmp_path, max_batch_nodes=2)))
+    assert main(["migrate", "--all", "--from", "clusterA", "--to", "clusterB", "--yes"]) == 2
+    assert "every node of clusterA is 5 nodes" in capsys.readouterr().err
+    assert RequestStore(redis_client).recent(10) == []
