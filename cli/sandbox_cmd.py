@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -175,6 +177,11 @@ def _serve_slack(config: Path, args: argparse.Namespace, arrivals: Any) -> None:
     with sandbox_slack.slack_sandbox(config, redis_url, args.web_port, log) as url:
         print(texts.sandbox_slack_ready(url, config, log), flush=True)
         _run(arrivals)
+    # Everything is stopped in order above; a relay lane may still be inside a Slack call that
+    # waits out a Retry-After against the simulated Slack now gone, and Python would wait for
+    # it at exit. Its stream entry stays unacknowledged (the next relay delivers it), so leave.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def _run(arrivals: Any) -> None:
@@ -187,7 +194,11 @@ def _run(arrivals: Any) -> None:
 
 
 def _wait_for_interrupt() -> None:
+    """Until Ctrl-C or SIGTERM. Both handlers are set here: a process started in the background
+    of a non-interactive shell inherits SIGINT ignored, and Python then never raises
+    KeyboardInterrupt, so the sandbox would not stop."""
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     with contextlib.suppress(KeyboardInterrupt):
         stop.wait()
