@@ -10,25 +10,33 @@
 
 Cancel and retry (the requester, or an approver) depend on the request: bot/commands.py.
 
+Nothing before the ack waits on the network: the middleware decides from memory — the
+configuration and the user groups' members already listed (bot/authz.py). When a decision needs
+a group that is not in memory, the request goes on with the check *unsettled* (`SETTLE` in bolt's
+context): the command or click is acknowledged, then the lookup is made and a refusal answered
+through `respond` before any work (`settled_first` for clicks, `bot.commands` for commands).
+
 A refusal says what is missing and whom to ask, only the refused person sees it, and it goes
-into the audit trail as `denied`. A command's refusal is its ack; a click's goes through the
-click's response_url right after the ack. A user group whose members Slack cannot list grants
-nothing, and the refusal says so.
+into the audit trail as `denied` (written after the ack). A command's refusal is its ack when
+memory could decide it; a click's goes through the click's response_url right after the ack. A
+user group whose members Slack cannot list grants nothing, and the refusal says so.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
+from slack_bolt.context import BoltContext
 from slack_bolt.response import BoltResponse
 
 from bot import grammar, parsed, payloads
 from bot.context import BotContext
-from bot.middleware import answer_click_later, ephemeral_ack
+from bot.middleware import ephemeral_ack, tell
 from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
 from bot.texts import access as access_texts
 from joinops.requests.audit import Action
@@ -37,6 +45,19 @@ from joinops.requests.ids import is_request_id
 log = logging.getLogger(__name__)
 
 DECISIONS = {APPROVE_ACTION: "approve", REJECT_ACTION: "reject"}
+
+
+SETTLE = "joinops_settle_access"  # bolt context: the check to finish after the ack
+ClickListener = Callable[[Callable[..., None], dict[str, Any], Any], None]
+
+
+class Unsettled(enum.Enum):
+    """The decision needs a user group's members that are not in memory."""
+
+    UNSETTLED = "unsettled"
+
+
+UNSETTLED = Unsettled.UNSETTLED
 
 
 @dataclass(frozen=True)
@@ -48,63 +69,124 @@ class Refusal:
 class Access:
     def __init__(self, ctx: BotContext, answers: Executor) -> None:
         self.ctx = ctx
-        self.answers = answers  # where a click's refusal is sent from, after the ack
+        self.answers = answers  # where refusals are recorded and answered from, after the ack
 
     # ---- the middleware (bolt injects the arguments by name) --------------------------------
 
     def check(
-        self, body: dict[str, Any], respond: Any, next: Callable[[], BoltResponse]
+        self,
+        body: dict[str, Any],
+        respond: Any,
+        context: BoltContext,
+        next: Callable[[], BoltResponse],
     ) -> BoltResponse | None:
         if payloads.is_slash_command(body):
-            return self._command(body, next)
+            return self._command(body, context, next)
         if payloads.is_block_actions(body):
-            return self._click(body, respond, next)
+            return self._click(body, respond, context, next)
         return next()
 
-    def _command(self, body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse:
+    def _command(
+        self, body: dict[str, Any], context: BoltContext, next: Callable[[], BoltResponse]
+    ) -> BoltResponse:
         command = _parse(payloads.command_text(body), self.ctx.clusters.names_to_parse)
         if isinstance(command, parsed.Help):
             return next()
         user, channel = str(body["user_id"]), str(body["channel_id"])
-        refusal = self.may_ask(user, channel)
+        refusal = self.may_ask_known(user, channel)
         if refusal is None:
             return next()
-        self.ctx.audit.record(
-            Action.DENIED, user, None, f"/join: {refusal.reason}", **_about(command)
-        )
-        log.info("refused /join from %s: %s", user, refusal.reason)
+        if refusal is UNSETTLED:
+            context[SETTLE] = lambda: self._settle_command(user, channel, command)
+            return next()
+        self.answers.submit(self._deny_command, user, refusal, command)
         return ephemeral_ack(refusal.answer)
 
     def _click(
-        self, body: dict[str, Any], respond: Any, next: Callable[[], BoltResponse]
+        self,
+        body: dict[str, Any],
+        respond: Any,
+        context: BoltContext,
+        next: Callable[[], BoltResponse],
     ) -> BoltResponse:
         user = str(body["user"]["id"])
         action = payloads.first_action(body)
         verb = DECISIONS.get(str(action.get("action_id")))
-        refusal = self.may_decide(user) if verb else self.may_ask(user, channel=None)
+        refusal = self.may_decide_known(user) if verb else self.may_ask_known(user, channel=None)
         if refusal is None:
             return next()
+        if refusal is UNSETTLED:
+            context[SETTLE] = lambda: self._settle_click(user, verb, action)
+            return next()
+        self.answers.submit(self._deny_click_and_say, user, verb, action, refusal, respond)
+        return BoltResponse(status=200, body="")
+
+    # ---- after the ack: decisions that needed a lookup, and the refusals' audit --------------
+
+    def _settle_command(
+        self, user: str, channel: str, command: parsed.Command | None
+    ) -> str | None:
+        refusal = self.may_ask(user, channel)
+        if refusal is not None:
+            self._deny_command(user, refusal, command)
+            return refusal.answer
+        return None
+
+    def _settle_click(self, user: str, verb: str | None, action: dict[str, Any]) -> str | None:
+        refusal = self.may_decide(user) if verb else self.may_ask(user, channel=None)
+        if refusal is not None:
+            self._deny_click(user, verb, action, refusal)
+            return refusal.answer
+        return None
+
+    def _deny_command(self, user: str, refusal: Refusal, command: parsed.Command | None) -> None:
+        self.ctx.audit.record(
+            Action.DENIED, user, None, f"/join: {refusal.reason}", **_about(command)
+        )
+        log.info("refused /join from %s: %s", user, refusal.reason)
+
+    def _deny_click(
+        self, user: str, verb: str | None, action: dict[str, Any], refusal: Refusal
+    ) -> None:
         value = str(action.get("value") or "").partition(":")[0]  # a loan's: `req-…:generation`
         request_id = value if is_request_id(value) else ""
         request = self.ctx.store.get(request_id) if request_id else None
         reason = f"{verb or 'click'}: {refusal.reason}"
         self.ctx.audit.record(Action.DENIED, user, request, reason, request_id=request_id)
         log.info("refused a click from %s: %s", user, reason)
-        return answer_click_later(self.answers, respond, refusal.answer)
+
+    def _deny_click_and_say(
+        self, user: str, verb: str | None, action: dict[str, Any], refusal: Refusal, respond: Any
+    ) -> None:
+        try:
+            self._deny_click(user, verb, action, refusal)
+        finally:
+            tell(respond, refusal.answer)
 
     # ---- the rules -------------------------------------------------------------------------
 
+    def may_ask_known(self, user: str, channel: str | None) -> Refusal | Unsettled | None:
+        """`may_ask` from memory only (what an ack may use); UNSETTLED when it needs a lookup."""
+        decided, refusal = self._ask_without_groups(user, channel)
+        if decided:
+            return refusal
+        member = self.ctx.members.known_member_of(user, self.ctx.settings.requesters.groups)
+        approver = self.ctx.approvers.known(user)
+        if member or approver:
+            return None
+        if member is None or approver is None:
+            return UNSETTLED
+        return Refusal(
+            access_texts.not_a_requester(self.ctx.approvers.configured), "not a requester"
+        )
+
     def may_ask(self, user: str, channel: str | None) -> Refusal | None:
         """May `user` use `/join` (beyond help) in `channel` (None: wherever)?"""
-        allowed = self.ctx.settings.requesters
-        if channel is not None and allowed.channels and channel not in allowed.channels:
-            return Refusal(
-                access_texts.wrong_channel(allowed.channels), f"channel {channel} not allowed"
-            )
+        decided, refusal = self._ask_without_groups(user, channel)
+        if decided:
+            return refusal
         approvers = self.ctx.approvers
-        if allowed.anyone or user in allowed.users or user in approvers.users:
-            return None
-        member, unknown = self.ctx.members.member_of(user, allowed.groups)
+        member, unknown = self.ctx.members.member_of(user, self.ctx.settings.requesters.groups)
         if member:
             return None
         approver, unknown_approvers = approvers.check(user)
@@ -114,6 +196,29 @@ class Access:
         if unknown:
             return Refusal(access_texts.membership_unknown(unknown), f"groups {unknown} not listed")
         return Refusal(access_texts.not_a_requester(approvers.configured), "not a requester")
+
+    def _ask_without_groups(self, user: str, channel: str | None) -> tuple[bool, Refusal | None]:
+        """(decided, refusal): what the channel and the user lists decide; not decided when the
+        user groups must."""
+        allowed = self.ctx.settings.requesters
+        if channel is not None and allowed.channels and channel not in allowed.channels:
+            return True, Refusal(
+                access_texts.wrong_channel(allowed.channels), f"channel {channel} not allowed"
+            )
+        if allowed.anyone or user in allowed.users or user in self.ctx.approvers.users:
+            return True, None
+        return False, None
+
+    def may_decide_known(self, user: str) -> Refusal | Unsettled | None:
+        """`may_decide` from memory only; UNSETTLED when it needs a lookup."""
+        approver = self.ctx.approvers.known(user)
+        if approver is None:
+            return UNSETTLED
+        if approver:
+            return None
+        return Refusal(
+            access_texts.not_an_approver_ask(self.ctx.approvers.configured), "not an approver"
+        )
 
     def may_decide(self, user: str) -> Refusal | None:
         """May `user` approve or reject requests at all?"""
@@ -125,6 +230,31 @@ class Access:
         return Refusal(
             access_texts.not_an_approver_ask(self.ctx.approvers.configured), "not an approver"
         )
+
+
+def settled_first(listener: ClickListener) -> Callable[..., None]:
+    """A click listener that first finishes an access check the middleware left unsettled: the
+    click is acknowledged, the lookup made, and a refusal answered through `respond`."""
+
+    def guarded(
+        ack: Callable[..., None], body: dict[str, Any], respond: Any, context: BoltContext
+    ) -> None:
+        settle = context.get(SETTLE)
+        if settle is None:
+            listener(ack, body, respond)
+            return
+        ack()
+        refusal = settle()
+        if refusal is not None:
+            tell(respond, refusal)
+            return
+        listener(_already_acked, body, respond)
+
+    return guarded
+
+
+def _already_acked(*args: Any, **kwargs: Any) -> None:
+    """The ack a listener calls when `settled_first` acknowledged its click already."""
 
 
 def _parse(text: str, known: list[str]) -> parsed.Command | None:

@@ -4,7 +4,7 @@ Clients are built once by the caller and injected: Redis, the cluster registry a
 the Slack WebClient (by default one on `SLACK_API_URL` that keeps to Slack's rate tiers and
 waits out rate limits, server errors and dropped connections for up to two minutes, retrying a
 post only when Slack cannot have acted on it). `build_app` does no network I/O but one
-`auth.test`, which checks the bot token at start-up.
+`auth.test`, which checks the bot token at start-up, and a first PING of Redis.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from slack_bolt import App
 from slack_sdk import WebClient
 
 from bot import middleware
-from bot.access import Access
+from bot.access import Access, settled_first
 from bot.approval import Approval
 from bot.arrival_buttons import ArrivalButtons
-from bot.availability import StoreCheck, StoreProbe
+from bot.availability import StoreCheck, StoreProbe, StoreWatch
 from bot.commands import SlashCommands
 from bot.context import BotContext
 from bot.pacing import PacedWebClient, Pacing
@@ -82,9 +82,11 @@ def build_app(
     web_client: WebClient | None = None,
     context: BotContext | None = None,
     listener_executor: Executor | None = None,
+    store_watch: StoreWatch | None = None,
     clock: Callable[[], float] = time.time,
 ) -> App:
-    """The bolt App. Pass `context` to share it with a relay; otherwise one is built."""
+    """The bolt App. Pass `context` to share it with a relay, and `store_watch` to share the
+    watch of Redis that the acks read; otherwise each is built."""
     ctx = context or build_context(
         settings, redis=redis, clusters=clusters, web_client=web_client, clock=clock
     )
@@ -104,19 +106,23 @@ def build_app(
     )
     app.use(middleware.drop_slack_retries)
     app.use(middleware.refuse_malformed)
-    probe = StoreProbe(settings.secrets.redis_url)
-    app.use(StoreCheck(probe, settings.cluster_names, executor).check)
+    watch = store_watch or StoreWatch(StoreProbe(settings.secrets.redis_url))
+    app.use(StoreCheck(watch, settings.cluster_names, executor).check)
     app.use(Access(ctx, executor).check)
     commands = SlashCommands(ctx)
     approval = Approval(ctx)
     app.command(COMMAND)(commands.on_command)
-    app.action(APPROVE_ACTION)(approval.on_approve)
-    app.action(REJECT_ACTION)(approval.on_reject)
-    app.action(EXTEND_ACTION)(commands.loans.on_extend)
-    app.action(RETURN_ACTION)(commands.loans.on_return)
     arrival_buttons = ArrivalButtons(ctx, commands.migrations)
-    app.action(MOVE_ACTION)(arrival_buttons.on_move)
-    app.action(DISMISS_ACTION)(arrival_buttons.on_dismiss)
+    clicks = {
+        APPROVE_ACTION: approval.on_approve,
+        REJECT_ACTION: approval.on_reject,
+        EXTEND_ACTION: commands.loans.on_extend,
+        RETURN_ACTION: commands.loans.on_return,
+        MOVE_ACTION: arrival_buttons.on_move,
+        DISMISS_ACTION: arrival_buttons.on_dismiss,
+    }
+    for action_id, listener in clicks.items():
+        app.action(action_id)(settled_first(listener))
     app.error(_on_error)
     return app
 

@@ -2,9 +2,18 @@
 
 `approvers` (and `requesters.groups`) in the configuration may name user groups (`S…`). A
 group's members are looked up with `usergroups.users.list` and kept for `ttl` seconds in one
-cache that both lists share, so a burst of clicks costs one lookup and a change to the group
-shows within a minute. A failed lookup is not cached and grants nothing: when in doubt, nobody
-is an approver, nor a requester.
+cache that both lists share. Two ways to ask:
+
+- `known_*` answers from memory only — what an ack may use (it must not wait on Slack). A group
+  never listed, or listed longer than `ttl` ago, is *unsettled*: the caller acknowledges first
+  and asks again with the looking-up form after the ack. An entry past `REFRESH_AT` of its ttl
+  is refreshed in the background while it is still used, so a group in use stays settled.
+- `member_of`, `check`, `includes` look a group up when it is not fresh, after the ack.
+
+Lookups are single-flight: while one group's lookup is in flight, every other asker waits for
+its answer instead of calling Slack again, so a burst of clicks costs one call per group. A
+failed lookup is not cached and grants nothing: when in doubt, nobody is an approver, nor a
+requester.
 """
 
 from __future__ import annotations
@@ -20,13 +29,14 @@ from slack_sdk.errors import SlackApiError, SlackRequestError
 log = logging.getLogger(__name__)
 
 GROUP_TTL = 60.0  # seconds a group's member list is trusted
-LOOKUP_TIMEOUT = 2  # seconds for one member lookup: it may run before an ack (Slack waits 3 s)
+REFRESH_AT = 0.8  # of the ttl: a list this old is refreshed in the background while in use
+LOOKUP_TIMEOUT = 2  # seconds for one member lookup
 
 
 def lookup_client(client: WebClient) -> WebClient:
     """A client for member lookups: the bot's token and API URL, one short try, no waiting out a
-    rate limit — a lookup may stand between a click and its ack, and a failed one grants
-    nothing, so the person is told to try again rather than Slack timing out on us."""
+    rate limit — a failed lookup grants nothing, so the person is told to try again rather than
+    waiting on Slack."""
     return WebClient(
         token=client.token,
         base_url=client.base_url,
@@ -52,24 +62,43 @@ class GroupMembers:
         self._ttl = ttl
         self._clock = clock
         self._members: dict[str, tuple[float, frozenset[str]]] = {}
+        self._in_flight: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
 
-    def of(self, group: str) -> frozenset[str] | None:
-        """The members of `group`; None when Slack could not say (nothing is cached then)."""
-        now = self._clock()
+    # ---- from memory (before an ack) --------------------------------------------------------
+
+    def known(self, group: str) -> frozenset[str] | None:
+        """The members of `group` if listed less than `ttl` ago; None otherwise. Never calls
+        Slack here: an entry nearing its ttl is refreshed on a thread of its own."""
         with self._lock:
             cached = self._members.get(group)
-        if cached is not None and now - cached[0] < self._ttl:
-            return cached[1]
-        try:
-            answer = self._client.usergroups_users_list(usergroup=group)
-        except (SlackApiError, SlackRequestError, OSError) as e:
-            log.warning("cannot list the members of user group %s: %s", group, e)
+        if cached is None:
             return None
-        members = frozenset(str(u) for u in answer.get("users") or [])
-        with self._lock:
-            self._members[group] = (now, members)
-        return members
+        age = self._clock() - cached[0]
+        if age >= self._ttl:
+            return None
+        if age >= self._ttl * REFRESH_AT:
+            self._refresh_in_background(group)
+        return cached[1]
+
+    def known_member_of(self, user_id: str, groups: Sequence[str]) -> bool | None:
+        """Is `user_id` in any of `groups`, from memory: True, False, or None when a group it is
+        not found in is unsettled (not listed, or too long ago)."""
+        unsettled = False
+        for group in groups:
+            members = self.known(group)
+            if members is None:
+                unsettled = True
+            elif user_id in members:
+                return True
+        return None if unsettled else False
+
+    # ---- looking up (after an ack) ----------------------------------------------------------
+
+    def of(self, group: str) -> frozenset[str] | None:
+        """The members of `group`, looked up when not fresh; None when Slack could not say."""
+        fresh = self._fresh(group)
+        return fresh if fresh is not None else self._look_up(group)
 
     def member_of(self, user_id: str, groups: Sequence[str]) -> tuple[bool, list[str]]:
         """Is `user_id` in any of `groups`? Also the groups whose members could not be listed."""
@@ -81,6 +110,53 @@ class GroupMembers:
             elif user_id in members:
                 return True, []
         return False, unknown
+
+    # ---- the cache and its single flight ----------------------------------------------------
+
+    def _fresh(self, group: str) -> frozenset[str] | None:
+        with self._lock:
+            cached = self._members.get(group)
+        if cached is not None and self._clock() - cached[0] < self._ttl:
+            return cached[1]
+        return None
+
+    def _look_up(self, group: str) -> frozenset[str] | None:
+        """One lookup per group at a time: a second asker waits for the first one's answer."""
+        with self._lock:
+            flight = self._in_flight.get(group)
+            leader = flight is None
+            if leader:
+                flight = self._in_flight[group] = threading.Event()
+        assert flight is not None
+        if not leader:
+            flight.wait(LOOKUP_TIMEOUT * 2)
+            return self._fresh(group)
+        try:
+            return self._call_slack(group)
+        finally:
+            with self._lock:
+                del self._in_flight[group]
+            flight.set()
+
+    def _refresh_in_background(self, group: str) -> None:
+        with self._lock:
+            if group in self._in_flight:
+                return
+        threading.Thread(
+            target=self._look_up, args=(group,), name="joinops-group-refresh", daemon=True
+        ).start()
+
+    def _call_slack(self, group: str) -> frozenset[str] | None:
+        started = self._clock()
+        try:
+            answer = self._client.usergroups_users_list(usergroup=group)
+        except (SlackApiError, SlackRequestError, OSError) as e:
+            log.warning("cannot list the members of user group %s: %s", group, e)
+            return None
+        members = frozenset(str(u) for u in answer.get("users") or [])
+        with self._lock:
+            self._members[group] = (started, members)
+        return members
 
 
 class Approvers:
@@ -110,3 +186,9 @@ class Approvers:
         if user_id in self.users:
             return True, []
         return self.members.member_of(user_id, self.groups)
+
+    def known(self, user_id: str) -> bool | None:
+        """Is `user_id` an approver, from memory only; None when that needs a lookup."""
+        if user_id in self.users:
+            return True
+        return self.members.known_member_of(user_id, self.groups)

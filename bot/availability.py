@@ -1,10 +1,11 @@
 """No state store, no requests: the bot takes nothing it could lose.
 
-Redis holds every request, decision, queued job and audit line. Before a command or a click is
-handed on, Redis must answer a PING within `PROBE_TIMEOUT`; when it does not, a command's ack
-says "cannot take requests right now … nothing was recorded" and a click gets the same through
-its response_url — nothing is posted, nothing is half-recorded. `/join help` needs no Redis and
-still answers. `/healthz` uses the same probe to report the bot not ready.
+Redis holds every request, decision, queued job and audit line. The ack waits on nothing on the
+network, so it does not ask Redis: a `StoreWatch` thread PINGs it every `WATCH_EVERY` seconds
+and keeps the answer, and while the last PING failed a command's ack says "cannot take requests
+right now … nothing was recorded" and a click gets the same through its response_url — nothing
+is posted, nothing is half-recorded. `/join help` needs no Redis and still answers. `/healthz`
+and `/readyz` PING with the same probe when asked.
 
 Redis can also go away after that check, while a command's work runs: `store_answers` is asked
 again right before a request message is posted, and `record_posted` stores the request in one
@@ -14,6 +15,8 @@ write with its message's timestamp; if that write fails the message loses its bu
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
@@ -33,7 +36,8 @@ from joinops.requests.store import Request
 
 log = logging.getLogger(__name__)
 
-PROBE_TIMEOUT = 1.0  # seconds for Redis to answer a PING; a command's ack waits on it
+PROBE_TIMEOUT = 1.0  # seconds for Redis to answer a PING
+WATCH_EVERY = 0.5  # seconds between two PINGs of the watch whose answer the acks read
 
 
 class StoreProbe:
@@ -60,9 +64,49 @@ class StoreProbe:
         self._client.close()
 
 
+class StoreWatch:
+    """The last answer of a PING repeated every `every` seconds on a thread of its own, read from
+    memory. The first PING is made when the watch is built (before any ack). The thread holds
+    the watch only weakly: it ends with `close()`, or when the watch is no longer used."""
+
+    def __init__(self, probe: StoreProbe, every: float = WATCH_EVERY) -> None:
+        self._problem = probe.problem()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=_watch,
+            args=(weakref.ref(self), probe, every, self._stop),
+            name="joinops-store-watch",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def problem(self) -> str | None:
+        """Why the state store could not be used at the last PING; None when it answered."""
+        return self._problem
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(PROBE_TIMEOUT * 3)
+
+
+def _watch(
+    ref: weakref.ref[StoreWatch], probe: StoreProbe, every: float, stop: threading.Event
+) -> None:
+    while not stop.wait(every):
+        problem = probe.problem()
+        watch = ref()
+        if watch is None:
+            break
+        if problem != watch._problem:
+            log.info("state store %s", problem or "answering again")
+        watch._problem = problem
+        del watch
+    probe.close()
+
+
 class StoreCheck:
-    def __init__(self, probe: StoreProbe, known_clusters: list[str], answers: Executor) -> None:
-        self.probe = probe
+    def __init__(self, watch: StoreWatch, known_clusters: list[str], answers: Executor) -> None:
+        self.watch = watch
         self.known_clusters = known_clusters
         self.answers = answers  # where a click's answer is sent from, after the ack
 
@@ -74,7 +118,7 @@ class StoreCheck:
             return next()
         if command and self._asks_for_help(body):
             return next()
-        problem = self.probe.problem()
+        problem = self.watch.problem()
         if problem is None:
             return next()
         log.warning("refused a %s: %s", "command" if command else "click", problem)

@@ -20,7 +20,10 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
+from slack_bolt.context import BoltContext
+
 from bot import batch_record, grammar, loans, parsed
+from bot.access import SETTLE
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.changes import Changes
@@ -110,7 +113,11 @@ class SlashCommands:
     # ---- the listener ----------------------------------------------------------------------
 
     def on_command(
-        self, ack: Callable[..., None], command: dict[str, Any], respond: Respond
+        self,
+        ack: Callable[..., None],
+        command: dict[str, Any],
+        respond: Respond,
+        context: BoltContext,
     ) -> None:
         try:
             typed = grammar.parse(str(command.get("text") or ""), self.ctx.clusters.names_to_parse)
@@ -127,7 +134,8 @@ class SlashCommands:
             return
         ack_with(ack, route.ack_text(typed))
         if route.work is not None:
-            invocation = Invocation(str(command["user_id"]), str(command["channel_id"]), respond)
+            user, channel = str(command["user_id"]), str(command["channel_id"])
+            invocation = Invocation(user, channel, respond, context.get(SETTLE))
             self.work_pool.submit(run_logged, route.work, invocation, typed)
 
     @staticmethod

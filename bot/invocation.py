@@ -25,6 +25,8 @@ class Invocation:
     user: str
     channel: str
     respond: Respond
+    # an access check the ack left unsettled (bot/access.py): its refusal, or None to go on
+    settle: Callable[[], str | None] | None = None
 
     def tell(self, text: str, block_list: list[Any] | None = None) -> None:
         """An ephemeral answer to the user who typed the command."""
@@ -37,8 +39,13 @@ class Invocation:
 
 
 def run_logged(work: Callable[..., object], inv: Invocation, command: object) -> None:
-    """Run a route's work; a bug goes to the log with its traceback, a plain line to the user."""
+    """Run a route's work once the user may ask for it; a bug goes to the log with its
+    traceback, a plain line to the user."""
     try:
+        refusal = inv.settle() if inv.settle is not None else None
+        if refusal is not None:
+            inv.tell(refusal)
+            return
         work(inv, command)
     except redis.RedisError as e:  # an outage, not a bug: no traceback, and said as such
         log.warning("/join: the state store stopped answering: %s", e)

@@ -56,11 +56,12 @@ def ephemeral_ack(text: str) -> BoltResponse:
 def answer_click_later(executor: Executor, respond: Any, text: str) -> BoltResponse:
     """Ack a click now; its answer (only the clicker sees it) goes through its response_url
     from `executor`, so no outbound call stands between Slack and the ack."""
-    executor.submit(_tell, respond, text)
+    executor.submit(tell, respond, text)
     return BoltResponse(status=200, body="")
 
 
-def _tell(respond: Any, text: str) -> None:
+def tell(respond: Any, text: str) -> None:
+    """An answer only the person who clicked or typed sees, through the response_url."""
     try:
         respond(text=text, response_type="ephemeral", replace_original=False)
     except Exception as e:  # a courtesy: what was refused stays refused

@@ -23,7 +23,7 @@ import redis
 
 from bot.app import build_app, build_context
 from bot.arrivals import ArrivalWatcher
-from bot.availability import StoreProbe
+from bot.availability import StoreProbe, StoreWatch
 from bot.context import BotContext
 from bot.http import SlackWsgi
 from bot.relay import Relay
@@ -123,12 +123,15 @@ class BotHarness:
             self.settings, redis=self.redis, clusters=ClusterRegistry(self.settings), clock=clock
         )
         self.executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix="test-bot")
+        # what the acks know of Redis (a PING every half second): tests that stop Redis wait on it
+        self.store_watch = StoreWatch(StoreProbe(redis_url))
         self.app = build_app(
             self.settings,
             redis=self.redis,
             clusters=self.ctx.clusters,
             context=self.ctx,
             listener_executor=self.executor,
+            store_watch=self.store_watch,
         )
         # A consumer group of its own: a module's tests may share one Redis database.
         self.relay = Relay(self.ctx, group=f"test-{uuid.uuid4().hex[:8]}", block_ms=100).start()
@@ -158,6 +161,7 @@ class BotHarness:
             self.server.stop()
         finally:  # whatever failed above, no thread of this bot may outlive its test
             self.executor.shutdown(wait=True)
+            self.store_watch.close()
             self.relay.stop()
             if self.arrivals is not None:
                 self.arrivals.stop()

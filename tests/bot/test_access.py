@@ -4,8 +4,12 @@ and is in the audit trail."""
 
 from __future__ import annotations
 
-import pytest
+from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+from slack_sdk import WebClient
+
+from bot.authz import GroupMembers, lookup_client
 from joinops.requests.audit import Action, AuditLog
 from joinops.requests.lifecycle import State
 from slacksim.signing import deliver, slash_command_body
@@ -20,6 +24,7 @@ from tests.bot.harness import (
     STRANGER,
     ack_text,
     buttons,
+    until,
 )
 
 REQUESTER_GROUP = "S0REQUESTERS"
@@ -41,31 +46,36 @@ def _denied(bot) -> list:  # type: ignore[no-untyped-def]
     return [e for e in AuditLog(bot.redis).entries() if e.action is Action.DENIED]
 
 
-def test_someone_not_among_the_requesters_is_refused_in_the_ack(guarded):
+def test_someone_not_among_the_requesters_is_refused_and_nothing_is_asked(guarded):
+    # The groups' members are not known yet: the ack waits on no lookup, the refusal follows.
     delivery, rid = guarded.slash(ASK, user=STRANGER)
     assert delivery.status == 200 and delivery.elapsed < 1.0
     assert delivery.json()["response_type"] == "ephemeral"
-    answer = ack_text(delivery)
+    answer = guarded.wait_answer(rid)
     assert "You may not use `/join`: only the configured requesters may" in answer
     assert f"Ask {APPROVERS_SHOWN} to add you, or to ask for you." in answer
     assert "Nothing was recorded." in answer
+    # Now they are: the refusal is the ack itself.
     for other in ("list", "clusters", "status", "cancel req-00000000", "nonsense words"):
-        refused, _ = guarded.slash(other, user=STRANGER)
+        refused, other_rid = guarded.slash(other, user=STRANGER)
         assert "only the configured requesters may" in ack_text(refused), other
+        assert guarded.sim.responses(other_rid) == [], other  # nothing ran after the ack
     assert "moves Kubernetes nodes" in ack_text(guarded.slash("help", user=STRANGER)[0])
 
     assert guarded.sim.calls_to("chat.postMessage") == []
-    assert guarded.ctx.store.recent(10) == [] and guarded.sim.responses(rid) == []
+    assert guarded.ctx.store.recent(10) == []
+    assert len(guarded.sim.responses(rid)) == 1  # the refusal, and no "Checking…" work after it
+    until(lambda: len(_denied(guarded)) == 6, 10)  # recorded after the acks
     denied = _denied(guarded)
-    assert len(denied) == 6 and {e.actor for e in denied} == {STRANGER}
-    first = denied[0]
+    assert {e.actor for e in denied} == {STRANGER}
+    first = next(e for e in denied if e.node)
     assert (first.node, first.source, first.target, first.role) == (
         "a-w-1",
         "clusterA",
         "clusterB",
         "worker",
     )
-    assert first.detail == "/join: not a requester"
+    assert {e.detail for e in denied} == {"/join: not a requester"}
 
 
 def test_listed_users_group_members_and_approvers_may_ask(guarded):
@@ -88,18 +98,21 @@ def test_requests_only_in_the_listed_channels(guarded):
     answer = ack_text(delivery)
     assert f"`/join` works only in <#{CHANNEL}>, not here." in answer
     assert guarded.sim.calls_to("chat.postMessage") == []
-    assert _denied(guarded)[0].detail == f"/join: channel {OTHER_CHANNEL} not allowed"
+    denied = until(lambda: _denied(guarded), 10)  # recorded after the ack
+    assert denied[0].detail == f"/join: channel {OTHER_CHANNEL} not allowed"
 
 
 def test_a_group_slack_cannot_list_grants_nothing_and_says_so(guarded):
     guarded.sim.faults.add("usergroups.users.list", status=500, times=2)
-    delivery, _ = guarded.slash(ASK, user=GROUP_REQUESTER)
-    answer = ack_text(delivery)
+    delivery, rid = guarded.slash(ASK, user=GROUP_REQUESTER)
+    assert delivery.elapsed < 1.0
+    answer = guarded.wait_answer(rid)
     assert f"I could not check whether you are in <!subteam^{REQUESTER_GROUP}>" in answer
-    assert "Try again in a minute" in answer and delivery.elapsed < 1.0
+    assert "Try again in a minute" in answer
     assert guarded.sim.calls_to("chat.postMessage") == []
     # not remembered: once Slack answers again, so does the bot
     assert "Checking" in ack_text(guarded.slash(ASK, user=GROUP_REQUESTER)[0])
+    guarded.wait_message()
 
 
 def test_only_approvers_click_and_the_refusal_names_them(bot):
@@ -134,3 +147,45 @@ def test_requesters_do_not_make_approvers(guarded):
     _, rid = guarded.approve(request.id, GROUP_REQUESTER)
     assert "you are not one of them" in guarded.wait_answer(rid)
     assert guarded.request(request.id).state is State.PENDING
+
+
+def test_a_burst_of_clicks_is_acked_at_once_and_lists_the_group_once(bot):
+    bot.slash(ASK)
+    request = bot.request_from_message(bot.wait_message())
+    held = bot.sim.holds.add("usergroups.users.list")  # Slack slow to list the approvers' group
+    with ThreadPoolExecutor(10) as pool:
+        clicks = list(pool.map(lambda _: bot.approve(request.id, GROUP_MEMBER), range(10)))
+    held.wait_arrived()
+    # every click was acknowledged while the one lookup they all need was still unanswered
+    assert all(d.status == 200 and d.body == b"" and d.elapsed < 1.0 for d, _ in clicks)
+    held.release()
+    bot.wait_root(request.id, lambda t: f"Approved by <@{GROUP_MEMBER}>" in t)
+
+    # one click approved it (and needs no answer); each of the nine others is told so
+    def answered() -> list[str]:
+        return [bot.answers(rid)[-1] for _, rid in clicks if bot.answers(rid)]
+
+    until(lambda: len(answered()) == 9, 10)
+    assert all("was already approved" in answer for answer in answered()), answered()
+    assert len(bot.sim.calls_to("usergroups.users.list")) == 1
+    assert bot.request(request.id).state is not State.PENDING
+
+
+def test_a_group_in_use_is_listed_again_in_the_background_before_it_expires(sim):
+    now = [0.0]
+    client = lookup_client(WebClient(token=sim.token, base_url=sim.api_url))
+    members = GroupMembers(client, ttl=60, clock=lambda: now[0])
+    assert members.known(GROUP) is None  # never listed: an ack cannot decide from memory
+    assert members.known_member_of(GROUP_MEMBER, [GROUP]) is None
+    assert sim.calls_to("usergroups.users.list") == []  # and asking from memory called nobody
+    assert members.of(GROUP) == {GROUP_MEMBER}
+
+    sim.usergroups[GROUP] = [GROUP_MEMBER, APPROVER2]
+    now[0] = 50.0  # past 80% of the ttl: still used, and listed again meanwhile
+    assert members.known_member_of(GROUP_MEMBER, [GROUP]) is True
+    until(lambda: len(sim.calls_to("usergroups.users.list")) == 2, 10)
+    until(lambda: members.known(GROUP) == {GROUP_MEMBER, APPROVER2}, 10)
+    now[0] = 100.0  # 50 s after the refresh: still known, from memory
+    assert members.known_member_of(APPROVER2, [GROUP]) is True
+    now[0] = 200.0  # not used for longer than the ttl: unsettled again
+    assert members.known(GROUP) is None

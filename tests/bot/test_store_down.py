@@ -9,6 +9,8 @@ no half-written request once Redis is back; `/join help` still answers; `/health
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,7 +23,7 @@ from bot.texts import access as access_texts
 from joinops.requests.lifecycle import State
 from joinops.requests.store import ACTIVE, PREFIX, Request, RequestStore
 from slacksim.signing import Delivery, block_actions_body, deliver
-from tests.bot.harness import APPROVER, CHANNEL, SECRET, ack_text, buttons, text_of
+from tests.bot.harness import APPROVER, CHANNEL, SECRET, ack_text, buttons, text_of, until
 from tests.support.faults import RedisServer
 
 ASK = "a-w-1 from clusterA to clusterB"
@@ -100,6 +102,7 @@ def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
     posted = len(bot.sim.calls_to("chat.postMessage"))
 
     redis_server.shutdown()
+    until(bot.store_watch.problem, 5)  # the acks read what the watch's PINGs last found
     delivery, rid = bot.slash("a-w-2 from clusterA to clusterB")
     assert delivery.status == 200 and delivery.elapsed < 1.0
     assert delivery.json()["response_type"] == "ephemeral"
@@ -115,6 +118,7 @@ def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
     assert status == 503 and body.startswith("redis unreachable")
 
     redis_server.start()
+    until(lambda: bot.store_watch.problem() is None, 5)
     assert _requests(redis_client) == before  # nothing was written, nothing half-written
     assert bot.request(request.id).state is State.PENDING and bot.jobs() == []
     assert len(bot.sim.calls_to("chat.postMessage")) == posted
@@ -178,3 +182,20 @@ def test_redis_lost_in_the_middle_of_a_command_is_said_plainly(
     assert answer.startswith("The queue/state store stopped answering while I handled this")
     redis_server.start()
     assert [r.getMessage() for r in tracebacks] == []
+
+
+def test_a_hung_redis_never_holds_up_an_ack(make_bot, redis_server):
+    bot = make_bot()
+    assert redis_server.process is not None
+    os.kill(redis_server.process.pid, signal.SIGSTOP)  # Redis accepts, and answers nothing
+    try:
+        delivery, rid = bot.slash(ASK)
+        assert delivery.status == 200 and delivery.elapsed < 1.0  # the ack asked Redis nothing
+        assert "Checking" in ack_text(delivery)
+        until(bot.store_watch.problem, 10)  # the watch's PING timed out meanwhile
+        refused, _ = bot.slash("a-w-2 from clusterA to clusterB")
+        assert ack_text(refused) == CANNOT and refused.elapsed < 1.0
+    finally:
+        os.kill(redis_server.process.pid, signal.SIGCONT)
+    # the first command's work waited for Redis: once it answers, the request is made
+    assert bot.request_from_message(bot.wait_message(timeout=30)).node == "a-w-1"
