@@ -32,6 +32,7 @@ from bot.ignition import Ignitions
 from bot.invocation import Invocation, Respond, ack_with, run_logged
 from bot.message import RequestMessages
 from bot.migration import Migrations
+from bot.open_limit import OpenRequestLimit
 from bot.render import report as render_report
 from bot.texts import answers as answers_texts
 from bot.texts import usage as usage_texts
@@ -54,6 +55,7 @@ class Route:
     matches: Callable[[parsed.Command], bool]
     ack_text: Callable[[parsed.Command], str | None]  # pure: the immediate ephemeral answer
     work: Work | None = None  # runs after the ack
+    opens_request: bool = False  # counts against the person's open requests (bot.open_limit)
 
 
 def _is(kind: type) -> Callable[[parsed.Command], bool]:
@@ -93,14 +95,15 @@ class SlashCommands:
         self.migrations = Migrations(ctx, self.messages)
         self.changes = Changes(ctx, self.messages, self.batches)
         self.loans = loans.Loans(ctx, self.messages)
+        self.open_limit = OpenRequestLimit(ctx)
         self.routes: list[Route] = [
             Route(_is(parsed.Help), lambda _: usage_texts.help_text()),
-            Route(_one_node, self._checking_text, self.migrations.ask),
-            Route(_one_node_anywhere, self._locating_text, self.locate_and_migrate),
+            Route(_one_node, self._checking_text, self.migrations.ask, True),
+            Route(_one_node_anywhere, self._locating_text, self.locate_and_migrate, True),
             Route(self._too_many_nodes, self._too_many_text),  # refused at once, nothing asked
-            Route(_several_nodes, self._checking_many_text, self.migrate_many),
-            Route(_is(parsed.MigrateAll), self._checking_all_text, self.migrate_all),
-            Route(_is(parsed.Ignition), self._checking_cluster_text, self.ignition),
+            Route(_several_nodes, self._checking_many_text, self.migrate_many, True),
+            Route(_is(parsed.MigrateAll), self._checking_all_text, self.migrate_all, True),
+            Route(_is(parsed.Ignition), self._checking_cluster_text, self.ignition, True),
             Route(_is(parsed.Clusters), lambda _: answers_texts.surveying(), self.clusters),
             Route(_is(parsed.Status), lambda _: None, self.status),
             Route(_is(parsed.List), lambda _: None, self.list_active),
@@ -136,7 +139,20 @@ class SlashCommands:
         if route.work is not None:
             user, channel = str(command["user_id"]), str(command["channel_id"])
             invocation = Invocation(user, channel, respond, context.get(SETTLE))
-            self.work_pool.submit(run_logged, route.work, invocation, typed)
+            work = self._within_limit(route.work) if route.opens_request else route.work
+            self.work_pool.submit(run_logged, work, invocation, typed)
+
+    def _within_limit(self, work: Work) -> Work:
+        """`work` run in one of the person's open-request slots, or refused when none is free."""
+
+        def limited(inv: Invocation, command: Any) -> None:
+            with self.open_limit.slot(inv.user) as refusal:
+                if refusal is not None:
+                    inv.tell(refusal)
+                    return
+                work(inv, command)
+
+        return limited
 
     @staticmethod
     def _checking_text(command: parsed.Command) -> str:

@@ -92,6 +92,8 @@ class Policy(_Strict):
     min_loan: Duration = timedelta(minutes=10)  # the shortest `for DURATION` a loan may ask
     max_loan: Duration = timedelta(days=30)  # the longest, extensions included
     loan_returns_need_approval: bool = False  # a loan's return waits for an approver's click
+    # requests one person may have open (waiting, approved or running) at once; a batch is one
+    max_open_requests_per_user: int = Field(default=20, ge=1, le=10_000)
 
     @model_validator(mode="after")
     def _loan_range(self) -> Policy:

@@ -24,6 +24,15 @@ def cannot_post(channel: str, error: str) -> str:
     )
 
 
+def too_many_open(open_now: int, limit: int) -> str:
+    return (
+        f"You have {open_now} requests open, the most one person may have at once "
+        f"(`policy.max_open_requests_per_user`: {limit}), so nothing was asked. `/join list` "
+        "shows them: wait for some to end, or `/join cancel ID` those you no longer need, then "
+        "ask again."
+    )
+
+
 def internal_error() -> str:
     return (
         "Something went wrong on my side and I could not finish that; the bot's log has the "
