@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime, timedelta
 
-from joinops.errors import ConfigError
+from joinops.errors import ConfigError, UsageError
 from joinops.loans import texts as loan_texts
 from joinops.loans.model import Loan, LoanState
 from joinops.loans.schedule import schedule
@@ -172,6 +172,8 @@ def _make_return(ctx: EngineContext, loan: Loan) -> str:
         verdict = check(ask, ctx.clusters.get(ask.source), ctx.clusters.get(ask.target))
     except ConfigError as e:
         return _overdue(ctx, loan, loan_texts.refused_return(str(e), loan.home))
+    except UsageError as e:  # a cluster of the loan is gone (its hosts file removed, say)
+        return _overdue(ctx, loan, loan_texts.refused_return(loan_texts.gone(str(e)), loan.home))
     if not verdict.allowed:
         if any(f.code == NODE_MISSING for f in refusals(verdict.findings)):
             return _close_gone(ctx, loan)

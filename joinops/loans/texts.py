@@ -45,6 +45,14 @@ def node_gone(node: str, borrower: str) -> str:
     )
 
 
+def gone(detail: str) -> str:
+    """A cluster of the loan is no longer configured (the return cannot even be checked)."""
+    return (
+        f"The return cannot be made: {detail.rstrip('.')} (was its kubeconfig file removed from "
+        "the hosts directory, or its entry from clusters:?)."
+    )
+
+
 def refused_return(reasons: str, home: str) -> str:
     return (
         f"{reasons} The node stays lent and the loan is listed as overdue: fix what is named "
