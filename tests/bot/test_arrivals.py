@@ -11,6 +11,7 @@ import pytest
 
 from joinops.arrivals.store import ArrivalStore, State
 from joinops.requests.lifecycle import State as RequestState
+from kubesim import NodeSpec
 from slacksim.signing import CHANNEL_ID, block_actions_body, deliver
 from tests.arrivals.support import arrivals_config, drop_host
 from tests.bot.harness import (
@@ -76,6 +77,7 @@ def test_a_dropped_file_is_announced_once_and_its_move_is_a_normal_approved_migr
     text = text_of(message)
     for fact in ("host-1", "`node-1`", "v1.32.0", "amd64", "4 cores", "15.4 GiB"):
         assert fact in text
+    assert "*Nodes*\n1" in text
     assert "The rules allow moving `node-1` into *clusterB* as a worker" in text
     assert buttons(message) == [("arrival_move", "host-1"), ("arrival_dismiss", "host-1")]
     assert "Move into clusterB as worker" in str(message["blocks"])
@@ -111,6 +113,40 @@ def test_a_dropped_file_is_announced_once_and_its_move_is_a_normal_approved_migr
     assert len(announcements(bot)) == 1
 
 
+def test_a_host_the_rules_would_refuse_is_announced_with_why_and_no_move_button(
+    arriving, world, hosts
+):
+    world.add_cluster(  # newer than clusterB (v1.32.2): its kubelet may not join there
+        "host-3",
+        version="v1.33.1",
+        control_plane_endpoint="h3.test:6443",
+        nodes=[NodeSpec("node-3", role="control-plane")],
+    )
+    drop_host(world, hosts, "host-3")
+    message = announced(arriving)
+    text = text_of(message)
+    assert "The rules would refuse moving `node-3` into *clusterB* as a worker" in text
+    refusal = next(line for line in text.splitlines() if line.startswith(":no_entry:"))
+    assert "v1.33.1" in refusal and "v1.32.2" in refusal  # why: the versions compared
+    assert "*Nodes*\n1" in text
+    assert buttons(message) == [("arrival_dismiss", "host-3")]  # nothing to Move
+
+
+def test_a_host_of_several_nodes_is_announced_with_the_join_to_type(arriving, world, hosts):
+    world.add_cluster(
+        "host-4",
+        version="v1.32.2",
+        control_plane_endpoint="h4.test:6443",
+        nodes=[NodeSpec("h4-cp-1", role="control-plane"), NodeSpec("h4-w-1")],
+    )
+    drop_host(world, hosts, "host-4")
+    message = announced(arriving)
+    text = text_of(message)
+    assert "*Nodes*\n2" in text and "2 nodes: joinops proposes a move only" in text
+    assert "/join NODE from host-4 to TARGET" in text
+    assert buttons(message) == [("arrival_dismiss", "host-4")]
+
+
 def test_a_second_watcher_on_the_same_directory_does_not_announce_again(arriving, world, hosts):
     from bot.arrivals import ArrivalWatcher
 
@@ -131,8 +167,20 @@ def test_a_host_that_does_not_answer_yet_is_retried_with_backoff_then_announced(
     world.cluster("host-1").set_reachable(False)
     drop_host(world, hosts, "host-1")
     store = ArrivalStore(arriving.redis)
-    waiting = until(lambda: (a := store.get("host-1")) and a.attempts >= 2 and a, 20)
+    next_probes: dict[int, float] = {}  # attempts -> when the next probe was due
+
+    def probed(count: int) -> Any:
+        arrival = store.get("host-1")
+        if arrival is not None and arrival.attempts:
+            next_probes.setdefault(arrival.attempts, arrival.next_probe_at)
+        return arrival if arrival is not None and arrival.attempts >= count else None
+
+    waiting = until(lambda: probed(4), 20)
     assert waiting.state is State.WAITING and waiting.next_probe_at > waiting.first_seen
+    # poll 0.2 s: the waits double, 0.2, 0.4, 0.8 s (each probe comes at the round after)
+    gaps = [next_probes[n + 1] - next_probes[n] for n in (1, 2, 3)]
+    assert gaps[0] >= 0.4 and gaps[1] >= 0.8 and gaps[2] >= 1.6, gaps
+    assert gaps[0] < gaps[1] < gaps[2], gaps
     assert "did not answer" in waiting.last_error
     assert not announcements(arriving)
     world.cluster("host-1").set_reachable(True)
@@ -169,6 +217,41 @@ def test_an_invalid_file_is_reported_once_to_the_channel_and_the_log(
     assert len(logged) == 1 and "s3cr3t" not in logged[0]
     drop_host(world, hosts, "host-1", file="host-9.yaml")  # fixed: a valid file at last
     assert "host-9" in text_of(announced(arriving))
+
+
+BROKEN_CREDENTIALS = """apiVersion: v1
+kind: Config
+clusters:
+- name: h
+  cluster: {server: "https://127.0.0.1:9", certificate-authority-data: "s3cr3t!"}
+users: [{name: u, user: {token: s3cr3t-t0ken}}]
+contexts: [{name: h, context: {cluster: h, user: u}}]
+current-context: h
+"""
+
+
+def test_a_kubeconfig_its_client_cannot_use_is_reported_once_without_its_secrets(
+    arriving, world, hosts, caplog
+):
+    """Well formed, so it names a cluster, but its certificate data does not decode."""
+    hosts.mkdir()
+    caplog.set_level(logging.INFO, logger="bot.arrivals")
+    (hosts / "host-7.yaml").write_text(BROKEN_CREDENTIALS)
+    report = arriving.sim.wait_for(lambda: reports(arriving, "host-7.yaml"), 20)[0]
+    assert "not a usable kubeconfig" in report
+    store = ArrivalStore(arriving.redis)
+    until(lambda: (a := store.get("host-7")) and a.attempts >= 2, 20)  # probed again, later
+    more_rounds(arriving)
+    assert len(reports(arriving, "host-7.yaml")) == 1
+    warned = [
+        r for r in caplog.records if r.levelno >= logging.WARNING and "host-7" in r.getMessage()
+    ]
+    assert len(warned) == 1
+    everything = "\n".join(r.getMessage() for r in caplog.records) + "\n".join(
+        text_of(m) for m in arriving.messages()
+    )
+    assert "s3cr3t" not in everything
+    assert not announcements(arriving)
 
 
 def test_two_files_naming_one_cluster_are_refused_by_name_until_one_goes(arriving, world, hosts):
