@@ -32,7 +32,7 @@ def world() -> Iterator[World]:
             control_plane_endpoint="cp.a.test:6443",
             nodes=[
                 NodeSpec("a-cp-1", role="control-plane"),
-                *(NodeSpec(f"a-w-{i}") for i in range(1, 12)),
+                *(NodeSpec(f"a-w-{i}") for i in range(1, 13)),
             ],
         )
         w.add_cluster(

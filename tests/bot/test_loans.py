@@ -7,11 +7,15 @@ its own; `policy.min_loan` is 1 s so that a loan of a few seconds comes back wit
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from kubernetes import client
+from rq.job import Job
 
 from joinops.loans.model import LoanState
 from joinops.loans.store import LoanStore
+from joinops.queue import queue
 from joinops.requests.audit import AuditLog
 from joinops.requests.lifecycle import State
 from kubesim import NodeSpec
@@ -73,6 +77,28 @@ def test_a_loan_of_seconds_is_reminded_then_moved_back_in_the_same_thread(bot, w
     actions = loan_actions(bot, request.id)
     for action in ("lent", "reminded", "returning", "returned"):
         assert actions.count(action) == 1, actions
+    when = {
+        str(e.action): e.at for e in AuditLog(bot.redis).entries() if e.request_id == request.id
+    }  # a quarter of 4 s: reminded 1 s before the return, not earlier
+    assert loan.remind_at == pytest.approx(loan.due_at - 1)
+    assert loan.remind_at <= when["reminded"] <= when["returning"]
+    assert loan.due_at <= when["returning"]  # RQ's scheduler runs in whole seconds: no sooner
+
+
+def test_the_reminder_of_a_long_loan_is_scheduled_30_minutes_before_its_return(bot):
+    request = lend(bot, "a-w-12 from clusterA to clusterB for 8h")
+    loan = LoanStore(bot.redis).get(request.id)
+    assert loan is not None and loan.due_at - loan.lent_at == pytest.approx(8 * HOUR)
+    scheduled = queue(bot.redis).scheduled_job_registry
+
+    def at(what: str) -> float:
+        job = Job.fetch(f"loan-{request.id}-{what}-1", connection=bot.redis)
+        return scheduled.get_scheduled_time(job).timestamp()
+
+    assert at("return") == math.ceil(loan.due_at)
+    assert at("remind") == math.ceil(loan.due_at - 30 * 60)
+    replies = bot.thread(request.id)
+    assert any("A reminder comes here 30 min before" in r for r in replies), replies
 
 
 def test_each_node_of_a_batch_is_lent_and_returned_in_the_batch_thread(bot, world):
