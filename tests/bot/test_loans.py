@@ -262,6 +262,9 @@ def test_a_return_the_rules_refuse_is_not_attempted_and_the_loan_is_overdue(bot,
     bot.click("loan_return", request.id, REQUESTER)
     bot.wait_thread(request.id, lambda rs: any(r.startswith(":house:") for r in rs), 60)
     assert LoanStore(bot.redis).get(request.id).state is LoanState.RETURNED
+    loan_events = ("lent", "return-asked", "overdue", "returning", "returned")
+    actions = [a for a in loan_actions(bot, request.id) if a in loan_events]  # the audit trail
+    assert actions == ["lent", "return-asked", "overdue", "return-asked", "returning", "returned"]
 
 
 def test_a_return_a_version_no_longer_allows_is_not_attempted(bot, world):
