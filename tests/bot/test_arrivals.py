@@ -188,6 +188,19 @@ def test_a_host_that_does_not_answer_yet_is_retried_with_backoff_then_announced(
     assert store.get("host-1").state is State.ANNOUNCED  # type: ignore[union-attr]
 
 
+def test_an_approver_who_clicked_move_may_not_approve_that_request(arriving, world, hosts):
+    drop_host(world, hosts, "host-1")
+    message = announced(arriving)
+    click(arriving, "arrival_move", "host-1", message["ts"], APPROVER)
+    store = ArrivalStore(arriving.redis)
+    arrival = until(lambda: (a := store.get("host-1")) and a.request_id and a, 20)
+    request = arriving.request(arrival.request_id)
+    assert request.requester == APPROVER  # asked by whoever clicked
+    _, rid = arriving.approve(request.id, APPROVER)
+    assert "someone else must approve it" in arriving.wait_answer(rid)
+    assert arriving.request(request.id).state is RequestState.PENDING
+
+
 def test_dismiss_closes_the_announcement(arriving, world, hosts):
     drop_host(world, hosts, "host-1")
     message = announced(arriving)
