@@ -268,10 +268,16 @@ def test_a_kubeconfig_its_client_cannot_use_is_reported_once_without_its_secrets
 
 
 def test_two_files_naming_one_cluster_are_refused_by_name_until_one_goes(arriving, world, hosts):
-    drop_host(world, hosts, "host-1", file="host-1.yaml")
-    second = drop_host(world, hosts, "host-1", file="host-1.conf")
+    hosts.mkdir()
+    for name in ("host-1.yaml", "host-1.conf"):  # written aside, then dropped together
+        world.write_kubeconfig(hosts / f".{name}.tmp", only=["host-1"])
+    for name in ("host-1.yaml", "host-1.conf"):
+        (hosts / f".{name}.tmp").rename(hosts / name)
+    second = hosts / "host-1.conf"
     report = arriving.sim.wait_for(lambda: reports(arriving, "host-1.conf"), 20)[0]
     assert "host-1.yaml" in report and "until only one is left" in report
+    more_rounds(arriving)
+    assert len(reports(arriving, "host-1.conf")) == 1  # once
     delivery, rid = arriving.slash("node-1 from host-1 to clusterB")
     answer = ack_text(delivery) + "\n".join(arriving.answers(rid))
     if "host-1.conf" not in answer:
