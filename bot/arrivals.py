@@ -28,7 +28,7 @@ from joinops.arrivals import host as hosts
 from joinops.arrivals.store import Arrival, ArrivalStore, State
 from joinops.clusters.hostsdir import HostsView
 from joinops.clusters.kube import KubeCluster
-from joinops.errors import ClusterError, ConfigError
+from joinops.errors import ClusterError, ConfigError, UsageError
 from joinops.requests.lifecycle import State as RequestState
 
 log = logging.getLogger(__name__)
@@ -100,6 +100,9 @@ class ArrivalWatcher:
             return
         except ClusterError as e:
             self._later(arrival, e.detail)
+            return
+        except UsageError:  # its file went since the scan: the next round finds it removed
+            log.info("arrivals: %s went while it was being probed", arrival.file)
             return
         proposal = self._proposal(facts, cluster)
         self.store.update(
