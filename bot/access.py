@@ -8,7 +8,8 @@
   approver may approve *this* request (their own) is a rule about the request: bot/approval.py.
 - Any other button of ours: as `/join`, wherever the button is.
 
-Cancel and retry (the requester, or an approver) depend on the request: bot/commands.py.
+Cancel and retry (the requester, or an approver), typed or clicked (the Cancel button), depend
+on the request: bot/changes.py.
 
 Nothing before the ack waits on the network: the middleware decides from memory — the
 configuration and the user groups' members already listed (bot/authz.py). When a decision needs

@@ -29,7 +29,7 @@ from bot.commands import SlashCommands
 from bot.context import BotContext
 from bot.pacing import PacedWebClient, Pacing
 from bot.render.arrival import DISMISS_ACTION, MOVE_ACTION
-from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
+from bot.render.blocks import APPROVE_ACTION, CANCEL_ACTION, REJECT_ACTION
 from bot.render.loans import EXTEND_ACTION, RETURN_ACTION
 from bot.slack_retry import TransientSlackErrors
 from bot.texts import access as access_texts
@@ -116,6 +116,7 @@ def build_app(
     clicks = {
         APPROVE_ACTION: approval.on_approve,
         REJECT_ACTION: approval.on_reject,
+        CANCEL_ACTION: commands.changes.on_cancel,
         EXTEND_ACTION: commands.loans.on_extend,
         RETURN_ACTION: commands.loans.on_return,
         MOVE_ACTION: arrival_buttons.on_move,

@@ -1,17 +1,24 @@
-"""`/join cancel` and `/join retry` of one request (a batch answers them itself, `bot.batch`)."""
+"""Cancel and retry of one request (a batch answers them itself, `bot.batch`): `/join cancel
+ID` and the request message's Cancel button are one `cancel_by`; `/join retry ID`."""
 
 from __future__ import annotations
 
-from bot import parsed
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from bot import parsed, payloads
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.context import BotContext
-from bot.invocation import Invocation
+from bot.invocation import Invocation, Respond
 from bot.message import RequestMessages
+from bot.render import blocks as render_blocks
 from bot.texts import answers as answers_texts
 from bot.texts import batch as batch_texts
 from bot.texts import ignition as ignition_texts
 from joinops.ignition import request as ir
+from joinops.logs import request_context
 from joinops.queue import enqueue_batch_advance, schedule_expiry
 from joinops.requests import cancel_texts
 from joinops.requests.audit import Action
@@ -21,6 +28,8 @@ from joinops.requests.outcome_texts import cancelled as cancelled_outcome
 from joinops.requests.store import Request
 from joinops.requests.surface import Surface
 
+log = logging.getLogger(__name__)
+
 
 class Changes:
     def __init__(self, ctx: BotContext, msgs: RequestMessages, batches: Batches) -> None:
@@ -28,44 +37,71 @@ class Changes:
         self.messages = msgs
         self.batches = batches
 
-    def _request_for(self, inv: Invocation, request_id: str, action: str) -> Request | None:
-        """The request `inv.user` may `action`, or None once they were told why not."""
+    def _request_for(self, user: str, request_id: str, action: str) -> Request | str:
+        """The request `user` may `action`, or the answer saying why not."""
         request = self.ctx.store.get(request_id)
         if request is None:
-            inv.tell(answers_texts.unknown_request(request_id))
-            return None
-        if not self.ctx.may_act_on(inv.user, request.requester):
-            self.ctx.audit.record(Action.DENIED, inv.user, request, f"{action}: not the requester")
-            inv.tell(answers_texts.not_allowed_to(action, request.id))
-            return None
+            return answers_texts.unknown_request(request_id)
+        if not self.ctx.may_act_on(user, request.requester):
+            self.ctx.audit.record(Action.DENIED, user, request, f"{action}: not the requester")
+            return answers_texts.not_allowed_to(action, request.id)
         return request
 
+    # ---- cancel: the command and the button ------------------------------------------------
+
     def cancel(self, inv: Invocation, command: parsed.Cancel) -> None:
+        """`/join cancel ID`."""
+        self.cancel_by(inv.user, command.request_id, inv.tell)
+
+    def on_cancel(self, ack: Callable[..., None], body: dict[str, Any], respond: Respond) -> None:
+        """The Cancel button of a request message: `/join cancel ID` by whoever clicked, answered
+        to them alone (bolt injects the arguments by name)."""
+        ack()
+        user = str(body["user"]["id"])
+        request_id = str(payloads.first_action(body).get("value") or "")  # checked: an id
+
+        def tell(answer: str) -> None:
+            try:
+                respond(
+                    text=answer,
+                    blocks=render_blocks.reply(answer),
+                    response_type="ephemeral",
+                    replace_original=False,
+                )
+            except Exception as e:  # the answer is a courtesy; the cancel already stands
+                log.warning("could not answer a Cancel click from %s: %s", user, e)
+
+        with request_context(request_id):
+            self.cancel_by(user, request_id, tell)
+
+    def cancel_by(self, user: str, request_id: str, tell: Callable[[str], None]) -> None:
+        """`user` cancels `request_id` (the requester or an approver); `tell` answers them."""
         ctx = self.ctx
-        request = self._request_for(inv, command.request_id, "cancel")
-        if request is None:
+        request = self._request_for(user, request_id, "cancel")
+        if isinstance(request, str):
+            tell(request)
             return
         if request.kind == BATCH:
-            inv.tell(self.batches.cancel(inv.user, request))
+            tell(self.batches.cancel(user, request))
             return
         if request.kind == ir.KIND and request.state is State.RUNNING:
-            inv.tell(ignition_texts.cannot_cancel(request.id))
+            tell(ignition_texts.cannot_cancel(request.id))
             return
         moved, before = ctx.store.transition(
-            request.id, State.CANCELLED, unless_flag="agent_started", **{"x:cancelled_by": inv.user}
+            request.id, State.CANCELLED, unless_flag="agent_started", **{"x:cancelled_by": user}
         )
         if not moved:
             current = ctx.store.get(request.id) or request
             if current.state.is_active and current.agent_started:
-                inv.tell(
+                tell(
                     cancel_texts.cannot_cancel_agent(
                         request.id, request.node, request.source, request.target, Surface.SLACK
                     )
                 )
             else:
-                inv.tell(cancel_texts.cannot_cancel_finished(request.id, str(current.state)))
+                tell(cancel_texts.cannot_cancel_finished(request.id, str(current.state)))
             return
-        ctx.audit.record(Action.CANCELLED, inv.user, request, f"was {before}")
+        ctx.audit.record(Action.CANCELLED, user, request, f"was {before}")
         if request.parent:  # a batch's node: the batch goes on without it
             enqueue_batch_advance(ctx.redis, request.parent)
         if before in (State.PENDING, State.APPROVED):
@@ -79,17 +115,18 @@ class Changes:
             ctx.events.emit(
                 Event(request.id, EventKind.STATE, outcome, state="cancelled", at=ctx.clock())
             )
-            inv.tell(cancel_texts.cancelled_now(request.id))
-        else:
-            inv.tell(
-                cancel_texts.cancelling(request.id, request.node, Surface.SLACK)
-            )  # the worker rolls back, reports
+            tell(cancel_texts.cancelled_now(request.id))
+        else:  # the worker rolls back, and reports
+            tell(cancel_texts.cancelling(request.id, request.node, Surface.SLACK))
         self.messages.refresh(request.id)
+
+    # ---- retry -----------------------------------------------------------------------------
 
     def retry(self, inv: Invocation, command: parsed.Retry) -> None:
         ctx = self.ctx
-        request = self._request_for(inv, command.request_id, "retry")
-        if request is None:
+        request = self._request_for(inv.user, command.request_id, "retry")
+        if isinstance(request, str):
+            inv.tell(request)
             return
         if request.kind == BATCH:
             inv.tell(self.batches.retry_answer(request))

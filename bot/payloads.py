@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.render.blocks import APPROVE_ACTION, REJECT_ACTION
+from bot.render.blocks import APPROVE_ACTION, CANCEL_ACTION, REJECT_ACTION
 from joinops.requests.ids import is_request_id
 
-OUR_ACTIONS = (APPROVE_ACTION, REJECT_ACTION)
+OUR_ACTIONS = (APPROVE_ACTION, REJECT_ACTION, CANCEL_ACTION)
 
 USER_ID = re.compile(r"[UW][A-Z0-9]{2,31}")
 CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,31}")

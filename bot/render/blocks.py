@@ -1,5 +1,6 @@
 """The pieces every message is made of: sections packed to Slack's limits, a monospace table,
-and the bottom of a request message (buttons or decision, then the status line)."""
+and the bottom of a request message (buttons or decision, Cancel while it applies, then the
+status line)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ from bot.views.closing import ClosingView, ConfirmView
 
 APPROVE_ACTION = "join_approve"
 REJECT_ACTION = "join_reject"
+CANCEL_ACTION = "join_cancel"
 SECTION_LIMIT = slack_limits.SECTION_TEXT  # characters of mrkdwn in one section
 STATUS_BLOCK = "status"
 DECISION_BLOCK = "decision"
+CANCEL_BLOCK = "cancel"
 
 
 def section(text: str, block_id: str | None = None) -> SectionBlock:
@@ -88,12 +91,16 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[Block]:
 
 
 def closing(view: ClosingView) -> list[Block]:
-    """The bottom of a request message: the buttons or the decision, then the status line."""
+    """The bottom of a request message: the buttons (Cancel among them while it applies) or the
+    decision (then Cancel under it while it applies), then the status line."""
     blocks: list[Block] = [DividerBlock()]
     if view.buttons:
         blocks.append(_buttons(view))
-    elif view.decision:
-        blocks.append(section(view.decision, block_id=DECISION_BLOCK))
+    else:
+        if view.decision:
+            blocks.append(section(view.decision, block_id=DECISION_BLOCK))
+        if view.cancel:
+            blocks.append(ActionsBlock(block_id=CANCEL_BLOCK, elements=[_cancel(view)]))
     blocks.append(context(view.status, block_id=STATUS_BLOCK))
     return blocks
 
@@ -109,7 +116,19 @@ def _buttons(view: ClosingView) -> ActionsBlock:
     reject = ButtonElement(
         text=view.reject, action_id=REJECT_ACTION, value=view.request_id, style="danger"
     )
-    return ActionsBlock(block_id=DECISION_BLOCK, elements=[approve, reject])
+    cancel = [_cancel(view)] if view.cancel else []
+    return ActionsBlock(block_id=DECISION_BLOCK, elements=[approve, reject, *cancel])
+
+
+def _cancel(view: ClosingView) -> ButtonElement:
+    """Cancel: the same as `/join cancel ID`, after a dialog. Not red itself, so that it does
+    not pass for Reject; its dialog's button is."""
+    return ButtonElement(
+        text=view.cancel_label,
+        action_id=CANCEL_ACTION,
+        value=view.request_id,
+        confirm=_confirm(view.cancel) if view.cancel else None,
+    )
 
 
 def _confirm(view: ConfirmView) -> ConfirmObject:

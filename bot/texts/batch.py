@@ -166,6 +166,21 @@ def refused_status() -> str:
     )
 
 
+def confirm_cancel_title(count: int) -> str:
+    return f"Cancel the move of {count} nodes?"
+
+
+def confirm_cancel() -> str:
+    return (
+        "Nodes whose node agent has not started stop, and are put back as they were; nodes past "
+        f"that point finish. This is `{COMMAND} cancel`."
+    )
+
+
+def confirm_cancel_yes() -> str:
+    return "Cancel the batch"
+
+
 def confirm_destroy_many(sources: Sequence[str]) -> str:
     names = ", ".join(sources)
     return f"Approving moves every node of {names}: {names} will no longer exist."[:300]

@@ -221,6 +221,21 @@ def cancelled_outcome() -> str:
     return "Cancelled before the file was made: nothing was created."
 
 
+def confirm_cancel_title() -> str:
+    return "Cancel this Ignition file?"
+
+
+def confirm_cancel(cluster: str) -> str:
+    return (
+        f"No file is made and nothing is created in {cluster}. This is `{COMMAND} cancel`; it "
+        "works until a worker starts making the file."
+    )[:300]
+
+
+def confirm_cancel_yes() -> str:
+    return "Cancel the file"
+
+
 def cannot_cancel(request_id: str) -> str:
     return (
         f"Too late to cancel `{request_id}`: the file is being made (it takes seconds) and goes "

@@ -24,6 +24,7 @@ from joinops.wording import minutes
 
 APPROVE = "Approve"
 REJECT = "Reject"
+CANCEL = "Cancel"  # the button that does what `/join cancel ID` does
 
 
 def header(node: str, source: str, target: str) -> str:
@@ -121,6 +122,26 @@ def confirm_force_yes() -> str:
 
 def confirm_no() -> str:
     return "Cancel"
+
+
+def confirm_cancel_title(node: str) -> str:
+    return f"Cancel the move of {node}?"[:100]
+
+
+def confirm_cancel(node: str, source: str) -> str:
+    return (
+        f"`{node}` stays in {source}: anything done to it so far is undone. This is "
+        f"`{COMMAND} cancel`; it works until the node agent starts."
+    )[:300]
+
+
+def confirm_cancel_yes() -> str:
+    return "Cancel the move"
+
+
+def confirm_keep() -> str:
+    """The dialog's way out of cancelling ("Cancel" would be ambiguous there)."""
+    return "Keep it"
 
 
 def approved_by(user_id: str, timestamp: float) -> str:

@@ -3,13 +3,13 @@ refused plan) → a `BatchView`, its table already worded cell by cell."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.batch_record import CANCELLED_BY, STATUS_CELL, Row, load_findings, load_rows
 from bot.texts import batch as batch_texts
 from bot.texts import request as request_texts
-from bot.views.closing import ClosingView, approve_confirm, decision_line
+from bot.views.closing import ClosingView, approve_confirm, cancel_confirm, decision_line
 from bot.views.loan_field import loan_field
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
@@ -125,12 +125,32 @@ def view(
                 batch_texts.confirm_destroy_many(destroys) if destroys else "",
                 sum(r.forced for r in rows),
             ),
+            cancel=(
+                cancel_confirm(
+                    batch_texts.confirm_cancel_title(count),
+                    batch_texts.confirm_cancel(),
+                    batch_texts.confirm_cancel_yes(),
+                )
+                if batch is not None and cancellable(batch, (kids or {}).values())
+                else None
+            ),
         ),
         summary="" if refused else batch_texts.state_counts(_counts(rows, kids or {})),
         watched=watched,
         watched_title=batch_texts.watched_title(len(watched)),
         in_thread=batch_texts.table_in_thread(count),
     )
+
+
+def cancellable(batch: Request, kids: Iterable[Request]) -> bool:
+    """Would `/join cancel` of the batch stop anything (bot/batch.py `Batches.cancel`)? Before
+    and right after approval, yes; once it runs, while a node has not started its node agent
+    and nobody has cancelled it yet."""
+    if batch.state in (State.PENDING, State.APPROVED):
+        return True
+    if batch.state is not State.RUNNING or batch.extra.get(CANCELLED_BY):
+        return False
+    return any(k.state.is_active and not k.agent_started for k in kids)
 
 
 def _watched(child: Request | None) -> bool:

@@ -1,18 +1,20 @@
 """The bottom of every request message, whatever its kind: the buttons (with the dialog the
-Approve button may open) or the decision that replaced them, then the one-line status."""
+Approve button may open) or the decision that replaced them, the Cancel button while a cancel
+would still stop the request, then the one-line status."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from bot.texts import request as request_texts
-from joinops.requests.lifecycle import State
+from joinops.ignition import request as ir
+from joinops.requests.lifecycle import State, sources_of
 from joinops.requests.store import Request
 
 
 @dataclass(frozen=True)
 class ConfirmView:
-    """The dialog the Approve button opens before a click counts."""
+    """The dialog a button (Approve, Cancel) opens before a click counts."""
 
     title: str
     text: str
@@ -29,6 +31,8 @@ class ClosingView:
     confirm: ConfirmView | None = None
     approve: str = request_texts.APPROVE
     reject: str = request_texts.REJECT
+    cancel: ConfirmView | None = None  # the Cancel button's dialog; None: no Cancel button
+    cancel_label: str = request_texts.CANCEL
 
 
 def approve_confirm(destroys: str, forced_deletions: int) -> ConfirmView | None:
@@ -67,12 +71,33 @@ def decision_line(request: Request) -> str:
     return ""
 
 
-def closing_of(request: Request, status: str, confirm: ConfirmView | None = None) -> ClosingView:
-    """A stored request's closing: buttons while it waits, then its decision."""
+def cancellable(request: Request) -> bool:
+    """Would `/join cancel` of this migration or Ignition request stop it (bot/changes.py)?
+    Pending, approved, or running before the node agent started (an Ignition file: before a
+    worker starts making it). A batch decides for itself (bot/views/batch.py)."""
+    if request.state not in sources_of(State.CANCELLED) or request.agent_started:
+        return False
+    return not (request.kind == ir.KIND and request.state is State.RUNNING)
+
+
+def cancel_confirm(title: str, text: str, yes: str) -> ConfirmView:
+    """The dialog the Cancel button opens: what cancelling does, and a way out."""
+    return ConfirmView(title=title, text=text, yes=yes, no=request_texts.confirm_keep())
+
+
+def closing_of(
+    request: Request,
+    status: str,
+    confirm: ConfirmView | None = None,
+    cancel: ConfirmView | None = None,
+) -> ClosingView:
+    """A stored request's closing: buttons while it waits, then its decision; the Cancel
+    button (opening `cancel`) while cancelling it is possible."""
     return ClosingView(
         request_id=request.id,
         status=status,
         buttons=request.state is State.PENDING,
         decision=decision_line(request),
         confirm=confirm,
+        cancel=cancel if cancellable(request) else None,
     )

@@ -13,7 +13,7 @@ from datetime import timedelta
 from bot.texts import ignition as ignition_texts
 from bot.texts import request as request_texts
 from bot.views import request as request_views
-from bot.views.closing import ClosingView, closing_of
+from bot.views.closing import ClosingView, cancel_confirm, closing_of
 from joinops.ignition import request as ir
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
@@ -51,7 +51,15 @@ def ignition_view(request: Request, approvers: Sequence[str] = ()) -> IgnitionVi
             ignition_texts.plan(cluster, control_plane),
         ),
         note=ignition_texts.without_byo(),
-        closing=closing_of(request, status_line(request, asked)),
+        closing=closing_of(
+            request,
+            status_line(request, asked),
+            cancel=cancel_confirm(
+                ignition_texts.confirm_cancel_title(),
+                ignition_texts.confirm_cancel(cluster),
+                ignition_texts.confirm_cancel_yes(),
+            ),
+        ),
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.texts import request as request_texts
-from bot.views.closing import ClosingView, approve_confirm, closing_of
+from bot.views.closing import ClosingView, approve_confirm, cancel_confirm, closing_of
 from bot.views.loan_field import loan_field
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.lifecycle import State
@@ -101,7 +101,16 @@ def request_view(request: Request, approvers: Sequence[str] = ()) -> RequestView
         versions=request.extra.get("versions") or request_texts.versions_unknown(),
         findings=_findings(_stored_findings(request)),
         plan=_plan(ask),
-        closing=closing_of(request, status_line(request, asked), approve_confirm(destroys, forced)),
+        closing=closing_of(
+            request,
+            status_line(request, asked),
+            approve_confirm(destroys, forced),
+            cancel_confirm(
+                request_texts.confirm_cancel_title(request.node),
+                request_texts.confirm_cancel(request.node, request.source),
+                request_texts.confirm_cancel_yes(),
+            ),
+        ),
     )
 
 

@@ -95,7 +95,11 @@ def test_worker_migration_from_command_to_outcome_in_the_thread(bot, world):
 
     message = bot.wait_message()
     request = bot.request_from_message(message)
-    assert buttons(message) == [("join_approve", request.id), ("join_reject", request.id)]
+    assert buttons(message) == [
+        ("join_approve", request.id),
+        ("join_reject", request.id),
+        ("join_cancel", request.id),
+    ]
     shown = text_of(message)
     for part in (f"<@{REQUESTER}>", "`a-w-1`", "clusterA → clusterB", "worker", request.id):
         assert part in shown
@@ -214,7 +218,11 @@ def test_retry_after_a_drain_timeout_resumes_and_succeeds(bot, world):
     _, rid = bot.slash(f"retry {request.id}")
     assert "waits for approval again" in bot.wait_answer(rid)
     root = bot.wait_root(request.id, lambda t: "Waiting again for an approver" in t)
-    assert buttons(root) == [("join_approve", request.id), ("join_reject", request.id)]
+    assert buttons(root) == [
+        ("join_approve", request.id),
+        ("join_reject", request.id),
+        ("join_cancel", request.id),
+    ]
     bot.wait_thread(request.id, lambda r: r[-1].startswith("Retry asked by"))
 
     bot.approve(request.id, APPROVER2)

@@ -36,7 +36,11 @@ def _waiting_return(bot: Any, request_id: str) -> Any:
     loan = until(lambda: (found := loans.get(request_id)) and found.return_request and found, 60)
     back = until(lambda: (r := bot.ctx.store.get(loan.return_request)) and r.message_ts and r, 60)
     message = next(m for m in thread_messages(bot, request_id) if m["ts"] == back.message_ts)
-    assert buttons(message) == [("join_approve", back.id), ("join_reject", back.id)]
+    assert buttons(message) == [
+        ("join_approve", back.id),
+        ("join_reject", back.id),
+        ("join_cancel", back.id),
+    ]
     return back
 
 

@@ -21,7 +21,11 @@ def _request_then_approve(bot, node: str) -> str:  # type: ignore[no-untyped-def
     assert set(ack) <= {"envelope_id", "payload"}
     message = bot.wait_message()
     request = bot.request_from_message(message)
-    assert buttons(message) == [("join_approve", request.id), ("join_reject", request.id)]
+    assert buttons(message) == [
+        ("join_approve", request.id),
+        ("join_reject", request.id),
+        ("join_cancel", request.id),
+    ]
     clicked, click_rid = bot.socket_click("join_approve", request.id, APPROVER)
     assert clicked["envelope_id"]
     replies = bot.wait_thread(request.id, _final)

@@ -161,7 +161,11 @@ def test_a_control_plane_ignition_file_goes_to_the_requester_by_dm_and_nothing_s
     assert "*Valid for* 2 h from when it is made" in shown
     assert "no longer than 2 h after the control-plane certificates are uploaded" in shown
     assert request.kind == ir.KIND and request.role is Role.CONTROL_PLANE
-    assert buttons(message) == [("join_approve", request.id), ("join_reject", request.id)]
+    assert buttons(message) == [
+        ("join_approve", request.id),
+        ("join_reject", request.id),
+        ("join_cancel", request.id),
+    ]
 
     clicked, _ = bot.approve(request.id)
     replies = bot.wait_thread(request.id, _ended, timeout=30)
