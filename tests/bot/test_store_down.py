@@ -189,7 +189,7 @@ def test_a_hung_redis_never_holds_up_an_ack(make_bot, redis_server):
     assert redis_server.process is not None
     os.kill(redis_server.process.pid, signal.SIGSTOP)  # Redis accepts, and answers nothing
     try:
-        delivery, rid = bot.slash(ASK)
+        delivery, _ = bot.slash(ASK)
         assert delivery.status == 200 and delivery.elapsed < 1.0  # the ack asked Redis nothing
         assert "Checking" in ack_text(delivery)
         until(bot.store_watch.problem, 10)  # the watch's PING timed out meanwhile
