@@ -185,7 +185,11 @@ def run(sizes: Sizes, url: str) -> Result:
         _world(world, sizes)
         directory = Path(tmp)
         connection = fresh_redis(url)
-        overrides = {"max_parallel": 16, "slack": {"rate_scale": SPEED}}
+        overrides = {
+            "max_parallel": 16,
+            "slack": {"rate_scale": SPEED},
+            "policy": {"max_open_requests_per_user": 100},  # 25 at once from one person
+        }
         config = write_config(world, directory, **overrides)
         env = {
             "JOINOPS_CONFIG": str(config),

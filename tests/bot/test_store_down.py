@@ -24,7 +24,7 @@ from joinops.requests.lifecycle import State
 from joinops.requests.store import ACTIVE, PREFIX, Request, RequestStore
 from slacksim.signing import Delivery, block_actions_body, deliver
 from tests.bot.harness import APPROVER, CHANNEL, SECRET, ack_text, buttons, text_of, until
-from tests.support.faults import RedisServer
+from tests.support.faults import HeldCall, RedisServer
 
 ASK = "a-w-1 from clusterA to clusterB"
 CANNOT = (
@@ -133,9 +133,10 @@ def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
 
 def test_redis_lost_during_the_cluster_check_posts_nothing(make_bot, world, redis_server):
     bot = make_bot()
-    world.cluster("clusterA").faults.add(latency_seconds=1.0, times=1)
+    node_read = HeldCall(world.cluster("clusterA"), "/api/v1/nodes/a-w-1", "GET", seconds=1.0)
     delivery, rid = bot.slash(ASK)
     assert "Checking" in ack_text(delivery)  # Redis answered at the ack
+    node_read.wait_held()  # the cluster check is under way
     redis_server.shutdown()
     assert bot.wait_answer(rid, timeout=15) == CANNOT
     redis_server.start()

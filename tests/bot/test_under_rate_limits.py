@@ -85,7 +85,8 @@ def workers(world, shared_redis, redis_url_module, tmp_path_factory):  # type: i
 
 @pytest.fixture
 def bot(make_bot, workers):  # type: ignore[no-untyped-def]
-    return make_bot(max_parallel=16)
+    # one requester asks for all 25 at once: above the default limit of open requests (20)
+    return make_bot(max_parallel=16, policy={"max_open_requests_per_user": 100})
 
 
 def _ended(replies: list[str]) -> bool:
