@@ -32,6 +32,7 @@ from bench.support import (
     median,
     percentile,
     start_process,
+    start_worker,
     stop_process,
     write_config,
 )
@@ -204,6 +205,8 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
 
         port = free_port()
         bot_log = directory / "bot.log"
+        # the rule checks are the workers' (joinops.asking): the chart's two, as deployed
+        workers = [start_worker(config, url, directory / f"worker-{i}.log") for i in (1, 2)]
         bot = start_process(
             ["serve", "--http", "--host", "127.0.0.1", "--port", str(port)], bot_log, env
         )
@@ -217,6 +220,8 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
             footprint.sample("bot", bot.pid)
         finally:
             stop_process(bot)
+            for worker in workers:
+                stop_process(worker)
         port = free_port()
         floor_log = directory / "floor.log"
         floor = start_process(["--port", str(port)], floor_log, env, module="bench.bolt_floor")

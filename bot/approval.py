@@ -22,7 +22,7 @@ from bot.message import RequestMessages
 from bot.texts import answers as answers_texts
 from bot.texts import approval as approval_texts
 from bot.texts import request as request_texts
-from joinops.errors import ConfigError
+from joinops.errors import ConfigError, NoWorkerAnswered, UsageError
 from joinops.ignition import request as ir
 from joinops.logs import request_context
 from joinops.queue import enqueue_migration
@@ -33,7 +33,6 @@ from joinops.requests.events import Event, EventKind
 from joinops.requests.ids import is_request_id
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
-from joinops.rules.check import check
 from joinops.rules.refusal_now import refusal_now
 
 log = logging.getLogger(__name__)
@@ -119,7 +118,11 @@ class Approval:
         # After the node agent started, the node has left the source: the rules about the source
         # no longer apply (a retry then only waits for the join again, or finishes the clean-up).
         recheck = request.kind == "migrate" and not request.agent_started
-        refused = self._refusal_now(request) if recheck else None
+        try:
+            refused = self._refusal_now(request) if recheck else None
+        except NoWorkerAnswered as e:  # nothing decided: the request still waits
+            log.warning("request %s: approval re-check: %s", request.id, e)
+            return answers_texts.no_worker_answered(e.seconds)
         moved, _ = ctx.store.transition(request.id, State.APPROVED, decided_by=user, decided_at=now)
         if not moved:
             return self._already(request.id)
@@ -162,10 +165,8 @@ class Approval:
             request.node, request.source, request.target, request.role, request.force
         )
         try:
-            verdict = check(
-                ask, self.ctx.clusters.get(ask.source), self.ctx.clusters.get(ask.target)
-            )
-        except ConfigError as e:
+            verdict = self.ctx.checks.move(ask)  # on a worker: the bot reads no cluster
+        except (ConfigError, UsageError) as e:
             return str(e)
         return None if verdict.allowed else refusal_now(verdict)
 

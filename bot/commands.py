@@ -2,8 +2,9 @@
 
 The dispatcher parses the text (pure, microseconds), acknowledges with the route's immediate
 answer — the ephemeral reply to a typo or to `help`, or "Checking…" — and only then runs the
-route's work, which may read clusters, Redis and Slack and answers through `respond`. A route
-cannot do work before the ack: the dispatcher calls it afterwards.
+route's work, which may use Redis and Slack and answers through `respond`; the clusters are
+read by a worker it asks (`bot.checks`), never by the bot. A route cannot do work before the
+ack: the dispatcher calls it afterwards.
 
 Routes are looked up in order by a predicate on the parsed command. One node with `from SOURCE`
 is a migration; one node without it is looked up across the clusters, then is a migration too;
@@ -40,7 +41,6 @@ from bot.views import arrival as arrival_views
 from bot.views import report as report_views
 from joinops.arrivals import listing
 from joinops.arrivals.store import ArrivalStore
-from joinops.clusters.survey import survey
 from joinops.errors import ConfigError, UsageError
 from joinops.rules import batch as batches
 from joinops.rules import texts as rule_texts
@@ -78,14 +78,15 @@ def _several_nodes(command: parsed.Command) -> bool:
     return isinstance(command, parsed.Migrate) and len(command.nodes) > 1
 
 
-WORK_THREADS = 2  # post-ack work (rule checks through the Kubernetes client) at once
+# post-ack work at once: mostly waiting for a worker's check (bot.checks), little CPU of its own
+WORK_THREADS = 16
 
 
 class SlashCommands:
     def __init__(self, ctx: BotContext, work_pool: Executor | None = None) -> None:
         self.ctx = ctx
-        # The work after an ack runs here, not on bolt's listener threads: under a burst, CPU-heavy
-        # checks on every listener thread would make the next commands' acks wait their turn.
+        # The work after an ack runs here, not on bolt's listener threads, which stay free for
+        # the next commands' acks however many checks are waited for.
         self.work_pool = work_pool or ThreadPoolExecutor(
             WORK_THREADS, thread_name_prefix="joinops-work"
         )
@@ -194,7 +195,7 @@ class SlashCommands:
         found in none or in two, the refusal says where it looked or lists both."""
         node = command.nodes[0]
         try:
-            sources, _, _ = batches.locate([node], command.target, self.ctx.clusters)
+            sources, _, _ = self.ctx.checks.locate([node], command.target)
         except ConfigError as e:
             inv.tell(answers_texts.configuration_problem(str(e)))
             return
@@ -207,14 +208,13 @@ class SlashCommands:
         nodes = list(command.nodes)
         self._batch(
             inv,
-            lambda: batches.plan_nodes(
+            lambda: self.ctx.checks.plan_nodes(
                 nodes,
                 command.source,
                 command.target,
                 command.role,
-                self.ctx.clusters,
-                force=command.force,
-                max_nodes=self.ctx.settings.max_batch_nodes,
+                command.force,
+                self.ctx.settings.max_batch_nodes,
             ),
             nodes,
             command,
@@ -223,12 +223,11 @@ class SlashCommands:
     def migrate_all(self, inv: Invocation, command: parsed.MigrateAll) -> None:
         self._batch(
             inv,
-            lambda: batches.plan_all(
+            lambda: self.ctx.checks.plan_all(
                 command.source,
                 command.target,
-                self.ctx.clusters,
-                force=command.force,
-                max_nodes=self.ctx.settings.max_batch_nodes,
+                command.force,
+                self.ctx.settings.max_batch_nodes,
             ),
             [],
             command,
@@ -262,7 +261,7 @@ class SlashCommands:
     # ---- questions -------------------------------------------------------------------------
 
     def clusters(self, inv: Invocation, command: parsed.Clusters) -> None:
-        rows = survey(self.ctx.clusters)
+        rows = self.ctx.checks.survey()
         _tell_report(inv, report_views.clusters_view(rows))
 
     def status(self, inv: Invocation, command: parsed.Status) -> None:

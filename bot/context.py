@@ -10,6 +10,7 @@ from redis import Redis
 from slack_sdk import WebClient
 
 from bot.authz import Approvers, GroupMembers, lookup_client
+from bot.checks import Checks
 from joinops.clusters.registry import ClusterRegistry
 from joinops.requests.audit import AuditLog
 from joinops.requests.events import RedisEventLog
@@ -30,6 +31,7 @@ class BotContext:
     approvers: Approvers
     audit: AuditLog
     members: GroupMembers  # user groups' members, for approvers and requesters alike
+    checks: Checks  # the cluster work behind a command, asked of a worker
     clock: Callable[[], float] = field(default=time.time)
 
     @classmethod
@@ -54,6 +56,7 @@ class BotContext:
             approvers=Approvers(settings.approvers, client, members=members),
             audit=AuditLog(redis_client, clock),
             members=members,
+            checks=Checks(redis_client, settings.timeouts.check.total_seconds()),
             clock=clock,
         )
 

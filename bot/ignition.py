@@ -37,9 +37,8 @@ from bot.texts import ignition as ignition_texts
 from bot.texts import request as request_texts
 from bot.views import ignition as ignition_views
 from bot.views.ignition import DELIVERED, DELIVERY
-from joinops.errors import ClusterError, ConfigError
+from joinops.errors import ConfigError
 from joinops.ignition import request as ir
-from joinops.ignition import texts as domain_ignition_texts
 from joinops.queue import enqueue_ignition, schedule_expiry
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
@@ -47,7 +46,6 @@ from joinops.requests.ids import new_request_id
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.requests.store import Request
-from joinops.rules import texts as rule_texts
 
 log = logging.getLogger(__name__)
 
@@ -63,25 +61,11 @@ class Ignitions:
 
     # ---- asking ----------------------------------------------------------------------------
 
-    def refusals(self, cluster: str, role: Role) -> list[str]:
-        """Why a worker could not make this file now (the worker checks again when it runs)."""
-        try:
-            facts = self.ctx.clusters.get(cluster).facts()
-        except ClusterError as e:
-            return [rule_texts.cluster_unusable(e.cluster, e.detail)]
-        if role is not Role.CONTROL_PLANE:
-            return []
-        if not facts.control_plane_endpoint:
-            return [domain_ignition_texts.no_control_plane_endpoint(cluster)]
-        if not any(cp.ready for cp in facts.control_planes):
-            return [domain_ignition_texts.no_ready_control_plane(cluster)]
-        return []
-
     def ask(self, user: str, channel: str, cluster: str, role: Role) -> str | None:
         """Post the request (or its refusal) in `channel`; returns what to tell `user`, if any."""
         ctx = self.ctx
         try:
-            reasons = self.refusals(cluster, role)
+            reasons = ctx.checks.ignition_refusals(cluster, role)
         except ConfigError as e:
             return answers_texts.configuration_problem(str(e))
         if reasons:

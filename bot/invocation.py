@@ -12,6 +12,7 @@ import redis
 from bot.render import blocks as render_blocks
 from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
+from joinops.errors import NoWorkerAnswered
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,9 @@ def run_logged(work: Callable[..., object], inv: Invocation, command: object) ->
     except redis.RedisError as e:  # an outage, not a bug: no traceback, and said as such
         log.warning("/join: the state store stopped answering: %s", e)
         inv.tell(access_texts.store_lost_midway())
+    except NoWorkerAnswered as e:  # no worker running, or every one busy: said as such
+        log.warning("/join: %s", e)
+        inv.tell(answers_texts.no_worker_answered(e.seconds))
     except Exception:
         log.exception("/join: the work after the ack failed")
         inv.tell(answers_texts.internal_error())

@@ -1,7 +1,8 @@
 """One node from one cluster to another: `/join NODE from SOURCE to TARGET`.
 
-The rules are checked against both clusters now; a refusal is posted (nothing is stored), an
-allowed move is stored, posted with the buttons and waits for an approver until it expires.
+The rules are checked against both clusters now, by a worker (`bot.checks`); a refusal is
+posted (nothing is stored), an allowed move is stored, posted with the buttons and waits for an
+approver until it expires.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.audit import Action
 from joinops.requests.ids import new_request_id
 from joinops.requests.store import Request
-from joinops.rules.check import check
 from joinops.rules.findings import refusals
 
 
@@ -41,14 +41,13 @@ class Migrations:
         )
         try:
             validate_ask(ask, ctx.clusters.names_to_parse)
-            source, target = ctx.clusters.get(ask.source), ctx.clusters.get(ask.target)
+            verdict = ctx.checks.move(ask)  # on a worker: the bot reads no cluster
         except UsageError as e:
             inv.tell(str(e))
             return None
         except ConfigError as e:
             inv.tell(answers_texts.configuration_problem(str(e)))
             return None
-        verdict = check(ask, source, target)
         if not verdict.allowed:
             reasons = " ".join(f.text for f in refusals(verdict.findings))
             ctx.audit.record(

@@ -31,9 +31,11 @@ class OpenRequestLimit:
         the refusal to tell them when every slot is taken (nothing is held then)."""
         limit = self.ctx.settings.policy.max_open_requests_per_user
         with self._lock:
-            open_now = self._open(user) + self._asking[user]
-            if open_now >= limit:
-                refusal: str | None = answers_texts.too_many_open(open_now, limit)
+            recorded = self._open(user)
+            # an ask still being finished may be recorded already: never counted twice in what
+            # the person reads
+            if recorded + self._asking[user] >= limit:
+                refusal: str | None = answers_texts.too_many_open(max(recorded, limit), limit)
             else:
                 refusal = None
                 self._asking[user] += 1

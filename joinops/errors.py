@@ -59,3 +59,19 @@ class ClusterInvalid(ClusterError):
 
 class ClusterRateLimited(ClusterError):
     """429 that is not a disruption budget: retry later."""
+
+
+class NoWorkerAnswered(JoinopsError):
+    """A check the bot asked of the workers was not answered in time: no worker is running, or
+    all are busy."""
+
+    def __init__(self, seconds: int) -> None:
+        super().__init__(f"no worker answered within {seconds} s")
+        self.seconds = seconds
+
+
+class WorkerFailed(JoinopsError):
+    """A check asked of the workers broke there (a bug: the worker's log has the traceback)."""
+
+    def __init__(self, function: str, last_line: list[str]) -> None:
+        super().__init__(f"{function} failed on a worker: {' '.join(last_line) or 'no detail'}")

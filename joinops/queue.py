@@ -10,6 +10,7 @@ from rq import Queue
 from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 
+from joinops.asking import checks_queue
 from joinops.settings import Settings
 
 QUEUE = "joinops"
@@ -132,8 +133,9 @@ def schedule_recheck(
 
 
 def jobs_waiting(connection: redis.Redis) -> int:
-    """Jobs queued for a free worker now: a waiting step gives its worker up when there are."""
-    return int(queue(connection).count)
+    """Jobs queued for a free worker now — migrations' and the bot's checks: a waiting step
+    gives its worker up when there are."""
+    return int(queue(connection).count) + int(checks_queue(connection).count)
 
 
 def enqueue_batch_advance(connection: redis.Redis, batch_id: str) -> None:

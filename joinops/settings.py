@@ -77,6 +77,8 @@ class Timeouts(_Strict):
     # A waiting step (drain, join) watches this long at a time; when other jobs are queued it
     # then gives its worker up and is checked again this much later (RQ's scheduler).
     recheck: Duration = timedelta(seconds=1)
+    # the bot's wait for a worker to make a command's cluster checks (joinops.asking)
+    check: Duration = timedelta(seconds=60)
 
 
 class AgentConfig(_Strict):

@@ -1,4 +1,5 @@
-"""`joinops worker`: an RQ worker on the joinops queue, with the scheduler and recovery."""
+"""`joinops worker`: an RQ worker on the bot's checks queue and the joinops queue, with the
+scheduler and recovery."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 from rq import SimpleWorker
 
 from joinops import logs, metrics
+from joinops.asking import CHECKS_QUEUE
 from joinops.clusters.kube import warm_up
 from joinops.queue import QUEUE
 from joinops.settings import Settings
@@ -38,7 +40,9 @@ def run_worker(
     recovery = RecoveryLoop(ctx, interval=max(1.0, settings.timeouts.lock.total_seconds() / 2))
     recovery.start()
     worker = SimpleWorker(
-        [QUEUE], connection=ctx.redis, name=name or f"joinops-{os.uname().nodename}-{os.getpid()}"
+        [CHECKS_QUEUE, QUEUE],  # the bot's checks first: someone waits for each, briefly
+        connection=ctx.redis,
+        name=name or f"joinops-{os.uname().nodename}-{os.getpid()}",
     )
     try:
         return bool(worker.work(burst=burst, with_scheduler=True, logging_level="WARNING"))

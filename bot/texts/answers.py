@@ -33,6 +33,14 @@ def too_many_open(open_now: int, limit: int) -> str:
     )
 
 
+def no_worker_answered(seconds: int) -> str:
+    return (
+        f"No worker answered within {seconds} s, so I could not check the clusters and nothing "
+        "was asked. Is `joinops worker` running? Try again in a minute; if it keeps happening, "
+        "the workers' log says why."
+    )
+
+
 def internal_error() -> str:
     return (
         "Something went wrong on my side and I could not finish that; the bot's log has the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from joinops.clusters.registry import ClusterRegistry
+from joinops.clusters.registry import ClusterAccess
 from joinops.errors import ConfigError, JoinopsError
 
 
@@ -20,13 +20,13 @@ class ClusterRow:
     problem: str = ""
 
 
-def survey(registry: ClusterRegistry) -> list[ClusterRow]:
+def survey(registry: ClusterAccess) -> list[ClusterRow]:
     """One row per cluster, read in parallel; one broken cluster does not break the others."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         return list(pool.map(lambda name: _row(registry, name), registry.names))
 
 
-def _row(registry: ClusterRegistry, name: str) -> ClusterRow:
+def _row(registry: ClusterAccess, name: str) -> ClusterRow:
     try:
         cluster = registry.get(name)
         facts = cluster.facts()

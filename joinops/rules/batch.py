@@ -11,7 +11,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from joinops.clusters.registry import ClusterRegistry
+from joinops.clusters.registry import ClusterAccess
 from joinops.errors import ClusterError, UsageError
 from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.lifecycle import State
@@ -65,7 +65,7 @@ def plan_nodes(
     source: str | None,
     target: str,
     role: Role,
-    registry: ClusterRegistry,
+    registry: ClusterAccess,
     force: bool = False,
     max_nodes: int | None = None,
 ) -> BatchPlan:
@@ -94,7 +94,7 @@ def check_size(count: int, max_nodes: int | None, source: str = "") -> None:
 def plan_all(
     source: str,
     target: str,
-    registry: ClusterRegistry,
+    registry: ClusterAccess,
     force: bool = False,
     max_nodes: int | None = None,
 ) -> BatchPlan:
@@ -137,7 +137,7 @@ class Listed:
     control_planes: frozenset[str]
 
 
-def list_nodes(registry: ClusterRegistry, cluster: str) -> Listed | None:
+def list_nodes(registry: ClusterAccess, cluster: str) -> Listed | None:
     """One list of the cluster's nodes; None when the cluster does not answer."""
     kube = registry.get(cluster)
     try:
@@ -154,7 +154,7 @@ def list_nodes(registry: ClusterRegistry, cluster: str) -> Listed | None:
 
 
 def locate(
-    nodes: list[str], target: str, registry: ClusterRegistry
+    nodes: list[str], target: str, registry: ClusterAccess
 ) -> tuple[dict[str, str], list[Finding], dict[str, Listed]]:
     """Find each node's cluster with one node list per candidate cluster (not one lookup per
     node and cluster); a name in no cluster, or in two, is a refusal."""
@@ -191,9 +191,7 @@ def locate(
     return sources, findings, listed
 
 
-def _get_by_name(
-    node: str, clusters: list[str], registry: ClusterRegistry
-) -> list[tuple[str, str]]:
+def _get_by_name(node: str, clusters: list[str], registry: ClusterAccess) -> list[tuple[str, str]]:
     def present(cluster: str) -> bool:
         try:
             return registry.get(cluster).get_node(node) is not None
@@ -208,7 +206,7 @@ def _get_by_name(
 def _judge(
     asks: list[MigrationAsk],
     target: str,
-    registry: ClusterRegistry,
+    registry: ClusterAccess,
     findings: list[Finding],
     force: bool,
     listed: dict[str, Listed] | None = None,
@@ -231,7 +229,7 @@ def _judge(
 
 def _order_source(
     group: list[Verdict],
-    registry: ClusterRegistry,
+    registry: ClusterAccess,
     findings: list[Finding],
     listed: Listed | None = None,
 ) -> list[BatchItem]:
@@ -282,7 +280,7 @@ def _batch_allows_last(verdict: Verdict) -> Verdict:
     return replace(verdict, findings=ordered(kept), destroys_source=True)
 
 
-def _source_emptied(source: str, moving: set[str], registry: ClusterRegistry) -> bool:
+def _source_emptied(source: str, moving: set[str], registry: ClusterAccess) -> bool:
     """Does the batch move every node of `source`? Reads at most len(moving) + 1 nodes."""
     cluster = registry.get(source)
     try:
@@ -293,7 +291,7 @@ def _source_emptied(source: str, moving: set[str], registry: ClusterRegistry) ->
     return names <= moving and not page.metadata._continue
 
 
-def _control_plane_count(source: str, registry: ClusterRegistry) -> int:
+def _control_plane_count(source: str, registry: ClusterAccess) -> int:
     try:
         return len(registry.get(source).control_planes())
     except ClusterError:

@@ -40,8 +40,10 @@ def sim() -> Iterator[SlackSim]:
 def make_bot(world, sim, redis_client, redis_url, tmp_path):  # type: ignore[no-untyped-def]
     made: list[BotHarness] = []
 
-    def make(clock: Callable[[], float] = time.time, **overrides: Any) -> BotHarness:
-        harness = BotHarness(world, sim, redis_url, tmp_path, overrides, clock)
+    def make(
+        clock: Callable[[], float] = time.time, check_worker: bool = True, **overrides: Any
+    ) -> BotHarness:
+        harness = BotHarness(world, sim, redis_url, tmp_path, overrides, clock, check_worker)
         made.append(harness)
         return harness
 

@@ -36,6 +36,7 @@ from joinops.settings import FileConfig, Secrets, Settings, build_settings
 from kubesim import World
 from slacksim.server import SlackSim
 from slacksim.signing import CHANNEL_ID, Delivery, block_actions_body, deliver, slash_command_body
+from tests.support.check_worker import CheckWorker
 from tests.support.clusters import config_dict, write_config
 from tests.support.engine import start_worker, stop_worker
 
@@ -103,6 +104,7 @@ class BotHarness:
         directory: Path,
         overrides: dict,
         clock: Callable[[], float] = time.time,
+        check_worker: bool = True,
     ) -> None:
         self.world, self.sim, self.redis_url, self.directory = world, sim, redis_url, directory
         self.overrides = {
@@ -119,6 +121,8 @@ class BotHarness:
         )
         self.settings: Settings = build_settings(FileConfig.model_validate(raw), secrets)
         self.redis = redis.Redis.from_url(redis_url)
+        # the workers' side of the bot's checks (joinops.asking): a real RQ worker, in a thread
+        self.check_worker = CheckWorker(self.settings) if check_worker else None
         self.ctx: BotContext = build_context(
             self.settings, redis=self.redis, clusters=ClusterRegistry(self.settings), clock=clock
         )
@@ -161,6 +165,8 @@ class BotHarness:
             self.server.stop()
         finally:  # whatever failed above, no thread of this bot may outlive its test
             self.executor.shutdown(wait=True)
+            if self.check_worker is not None:
+                self.check_worker.stop()
             self.store_watch.close()
             self.relay.stop()
             if self.arrivals is not None:

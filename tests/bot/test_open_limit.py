@@ -24,9 +24,16 @@ def test_a_burst_is_acked_in_full_and_only_the_requests_past_the_limit_are_refus
     )
 
     def refused() -> list[str]:
-        return [rid for _, rid in sent if any(refusal in a for a in bot.answers(rid))]
+        """The commands answered with the refusal (read under the sim's lock, without copies:
+        it is asked again after every call the sim handles)."""
+        answered = bot.sim.workspace.responses
+        return [
+            rid
+            for _, rid in sent
+            if any(refusal in str(body.get("text", "")) for body in answered.get(rid, ()))
+        ]
 
-    until(lambda: len(refused()) == BURST - LIMIT, 60)
+    bot.sim.wait_for(lambda: len(refused()) == BURST - LIMIT, 60)
     until(lambda: len(bot.ctx.store.active()) == LIMIT, 30)
     assert "`/join list` shows them" in bot.answers(refused()[0])[-1]
     assert {r.requester for r in bot.ctx.store.active()} == {REQUESTER}

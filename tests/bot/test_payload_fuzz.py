@@ -80,11 +80,12 @@ def _post(url: str, body: bytes, content_type: str) -> tuple[int, bytes]:
 
 
 def _snapshot(client: redis.Redis) -> dict[bytes, Any]:
-    """Everything in Redis but the audit trail: key, type and content."""
+    """Everything in Redis but the audit trail and RQ's own bookkeeping of its workers (their
+    heartbeats go on whatever Slack sends): key, type and content."""
     state: dict[bytes, Any] = {}
     for key in sorted(client.scan_iter()):
         kind = client.type(key)
-        if key == STREAM.encode():
+        if key == STREAM.encode() or key.startswith(b"rq:worker"):
             continue
         if kind == b"hash":
             state[key] = client.hgetall(key)

@@ -1,0 +1,37 @@
+"""The bot reads no cluster: a command's checks are jobs on the workers (`joinops.asking`), and
+without a worker to make them the person is told so, and nothing is asked."""
+
+from __future__ import annotations
+
+from joinops.asking import CHECK_MOVE, checks_queue
+from joinops.requests.lifecycle import State
+from tests.bot.harness import ack_text
+
+ASK = "a-w-1 from clusterA to clusterB"
+NO_WORKER = (
+    "No worker answered within 1 s, so I could not check the clusters and nothing was asked. "
+    "Is `joinops worker` running?"
+)
+
+
+def test_without_a_worker_a_join_reads_no_cluster_and_says_so(make_bot, world):
+    bot = make_bot(check_worker=False, timeouts={"check": "1s"})
+    for name in ("clusterA", "clusterB"):
+        world.cluster(name).reset_requests()
+    for text in (ASK, "a-w-1 a-w-2 to clusterB", "all from clusterA to clusterB", "clusters"):
+        delivery, rid = bot.slash(text)
+        assert delivery.status == 200 and delivery.elapsed < 1.0, text
+        assert bot.wait_answer(rid).startswith(NO_WORKER), text
+    assert world.cluster("clusterA").requests == [] and world.cluster("clusterB").requests == []
+    assert bot.messages() == [] and bot.ctx.store.recent(10) == []
+    assert checks_queue(bot.redis).count == 0  # withdrawn: a worker started later runs none
+
+
+def test_a_join_is_checked_by_a_worker_and_posted_by_the_bot(bot):
+    delivery, _ = bot.slash(ASK)
+    assert "Checking" in ack_text(delivery)
+    request = bot.request_from_message(bot.wait_message())
+    assert request.state is State.PENDING and request.node == "a-w-1"
+    queue = checks_queue(bot.redis)
+    done = [queue.fetch_job(i) for i in queue.finished_job_registry.get_job_ids()]
+    assert [job.func_name for job in done if job] == [CHECK_MOVE]

@@ -1,0 +1,55 @@
+"""The cluster work the bot asks of the workers (`joinops.asking`), one RQ job each.
+
+Each returns an `Answer`: the domain result (pickled by RQ for the bot), or the refusal of an
+unknown name or a broken configuration, which the bot handles as if it had met it itself.
+"""
+
+from __future__ import annotations
+
+from joinops.asking import Answer
+from joinops.clusters.survey import survey as survey_clusters
+from joinops.ignition import readiness
+from joinops.requests.asks import MigrationAsk
+from joinops.requests.model import Role
+from joinops.rules import batch as batches
+from joinops.rules.check import check
+from workers import context
+
+
+def check_move(ask: MigrationAsk) -> Answer:
+    """Every rule for one migration, read from both clusters (joinops.rules.check)."""
+    clusters = context.current().clusters
+    return Answer.of(lambda: check(ask, clusters.get(ask.source), clusters.get(ask.target)))
+
+
+def locate(nodes: list[str], target: str) -> Answer:
+    """Which cluster each node is in (joinops.rules.batch.locate)."""
+    return Answer.of(lambda: batches.locate(nodes, target, context.current().clusters))
+
+
+def plan_nodes(
+    nodes: list[str], source: str | None, target: str, role: Role, force: bool, max_nodes: int
+) -> Answer:
+    registry = context.current().clusters
+    return Answer.of(
+        lambda: batches.plan_nodes(
+            nodes, source, target, role, registry, force=force, max_nodes=max_nodes
+        )
+    )
+
+
+def plan_all(source: str, target: str, force: bool, max_nodes: int) -> Answer:
+    registry = context.current().clusters
+    return Answer.of(
+        lambda: batches.plan_all(source, target, registry, force=force, max_nodes=max_nodes)
+    )
+
+
+def survey() -> Answer:
+    """`/join clusters`: one row per cluster."""
+    return Answer.of(lambda: survey_clusters(context.current().clusters))
+
+
+def ignition_refusals(cluster: str, role: Role) -> Answer:
+    """Why an Ignition file for `cluster` could not be made now (joinops.ignition.readiness)."""
+    return Answer.of(lambda: readiness.refusals(context.current().clusters.get(cluster), role))
