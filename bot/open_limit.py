@@ -51,4 +51,4 @@ class OpenRequestLimit:
                     del self._asking[user]
 
     def _open(self, user: str) -> int:
-        return sum(1 for r in self.ctx.store.active() if r.requester == user and not r.parent)
+        return self.ctx.store.open_count(user)

@@ -1,8 +1,10 @@
 """Request records in Redis, with atomic state transitions.
 
 A request is a Redis hash `joinops:request:<id>`; active ones are also in the set
-`joinops:requests:active`. Transitions are one Lua script each: check the current state (and
-optionally a flag), set the new state and fields, keep the active set right — in one step.
+`joinops:requests:active`, and each requester's requests (not a batch's nodes) in
+`joinops:requests:of:<user>` until a count finds them ended (`open_count`). Transitions are one
+Lua script each: check the current state (and optionally a flag), set the new state and fields,
+keep the active set right — in one step.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from joinops.requests.model import Role
 PREFIX = "joinops:request:"
 ACTIVE = "joinops:requests:active"
 ALL = "joinops:requests:all"
+OF_REQUESTER = "joinops:requests:of:"
 
 # KEYS: request hash, active set. ARGV: new state, allowed states, blocking flag, terminal?, id,
 # then field/value pairs.
@@ -128,8 +131,23 @@ class RequestStore:
             pipe.hset(key, mapping=dict(request.to_hash()))  # type: ignore[arg-type]
             pipe.sadd(ACTIVE, request.id)
             pipe.zadd(ALL, {request.id: request.created_at})
+            if request.requester and not request.parent:
+                pipe.sadd(OF_REQUESTER + request.requester, request.id)
             pipe.execute()
         return request
+
+    def open_count(self, requester: str) -> int:
+        """How many of `requester`'s requests are open (a batch's nodes are not counted). Reads
+        only that person's requests, and forgets those that ended."""
+        key = OF_REQUESTER + requester
+        ids = list(self.redis.smembers(key))
+        if not ids:
+            return 0
+        still = self.redis.smismember(ACTIVE, ids)
+        ended = [i for i, active in zip(ids, still, strict=True) if not active]
+        if ended:
+            self.redis.srem(key, *ended)
+        return len(ids) - len(ended)
 
     def get(self, request_id: str) -> Request | None:
         raw = self.redis.hgetall(PREFIX + request_id)
