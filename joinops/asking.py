@@ -12,12 +12,14 @@ bad name or configuration that the bot then handles as if it had met it itself.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 from rq import Queue
+from rq.job import Job
 from rq.results import Result
 
 from joinops.errors import ConfigError, NoWorkerAnswered, UsageError, WorkerFailed
@@ -30,6 +32,7 @@ PLAN_ALL = "workers.asked.plan_all"
 SURVEY = "workers.asked.survey"
 IGNITION_REFUSALS = "workers.asked.ignition_refusals"
 KEEP_RESULT = 60  # seconds an answer is kept after it was made (the bot reads it at once)
+WAIT_SLICE = 2  # seconds of one blocking read of the result stream
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,18 @@ class Answer:
         return self.value
 
 
+def _wait_for_result(job: Job, seconds: int) -> Result | None:
+    """The job's result, waited for up to `seconds` in blocking reads of `WAIT_SLICE` seconds
+    each: a client's socket timeout (redis-py's default is 5 s) would end one long read with a
+    timeout error that is no outage."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        result = job.latest_result(timeout=min(WAIT_SLICE, max(1, math.ceil(left))))
+        if result is not None:
+            return result
+    return None
+
+
 def checks_queue(connection: redis.Redis) -> Queue:
     return Queue(CHECKS_QUEUE, connection=connection)
 
@@ -77,7 +92,7 @@ def ask_a_worker(connection: redis.Redis, function: str, *args: Any, timeout: fl
         result_ttl=KEEP_RESULT,
         failure_ttl=KEEP_RESULT,
     )
-    result = job.latest_result(timeout=seconds)
+    result = _wait_for_result(job, seconds)
     if result is None:
         queue.remove(job.id)  # not taken by now: no worker will (a late one would find it gone)
         raise NoWorkerAnswered(seconds)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from joinops.asking import CHECK_MOVE, checks_queue
 from joinops.requests.lifecycle import State
 from tests.bot.harness import ack_text
+from tests.support.faults import HeldCall
 
 ASK = "a-w-1 from clusterA to clusterB"
 NO_WORKER = (
@@ -35,3 +36,12 @@ def test_a_join_is_checked_by_a_worker_and_posted_by_the_bot(bot):
     queue = checks_queue(bot.redis)
     done = [queue.fetch_job(i) for i in queue.finished_job_registry.get_job_ids()]
     assert [job.func_name for job in done if job] == [CHECK_MOVE]
+
+
+def test_a_check_longer_than_a_redis_read_timeout_is_still_waited_for(bot, world):
+    # redis-py ends one read after 5 s by default: the bot's wait must outlast it
+    slow = HeldCall(world.cluster("clusterA"), "/api/v1/nodes/a-w-1", "GET", seconds=6.0)
+    _, rid = bot.slash(ASK)
+    slow.wait_answered(20)
+    request = bot.request_from_message(bot.wait_message(timeout=20))
+    assert request.node == "a-w-1" and bot.sim.responses(rid) == []
