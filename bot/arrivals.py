@@ -165,6 +165,11 @@ class ArrivalWatcher:
             return
         self.store.update(cluster, message_ts=ts)
         log.info("arrivals: announced %s in %s", cluster, channel)
+        now = self.store.get(cluster)
+        if now is not None and now.state is not State.ANNOUNCED:
+            # clicked between the post and its ts being recorded: that click's refresh found no
+            # message to update, so the announcement shows the click now
+            self.messages.refresh(cluster)
 
     # ---- files that cannot be used ---------------------------------------------------------
 

@@ -216,6 +216,26 @@ def test_dismiss_closes_the_announcement(arriving, world, hosts):
     assert "host-1 is already dismissed" in arriving.wait_answer(rid)
 
 
+def test_a_dismiss_clicked_before_the_announcement_is_recorded_still_closes_it(
+    arriving, world, hosts
+):
+    # Slack holds the announcement's post: the host is announced, its message not yet recorded
+    post = arriving.sim.holds.add(
+        "chat.postMessage", lambda params: "host-1" in str(params.get("text", ""))
+    )
+    drop_host(world, hosts, "host-1")
+    post.wait_arrived()
+    store = ArrivalStore(arriving.redis)
+    until(lambda: store.get("host-1") and store.get("host-1").state is State.ANNOUNCED, 10)  # type: ignore[union-attr]
+    click(arriving, "arrival_dismiss", "host-1", "0000000000.000000", REQUESTER)
+    until(lambda: store.get("host-1").state is State.DISMISSED, 10)  # type: ignore[union-attr]
+    post.release()
+    closed = arriving.sim.wait_for(
+        lambda: [m for m in announcements(arriving) if not buttons(m)], 10
+    )[0]
+    assert f"Dismissed by <@{REQUESTER}>" in text_of(closed)
+
+
 def test_an_invalid_file_is_reported_once_to_the_channel_and_the_log(
     arriving, world, hosts, caplog
 ):
