@@ -101,24 +101,18 @@ class LockSet:
         self._renew(keys=self.keys, args=[self.owner, int(seconds * 1000)])
         self.parked = True
 
-    def confirm(self) -> None:
-        """Renew the locks now; one found gone (expired, or another run's now) sets `lost`.
-        A run asks this between steps, so it never starts a step on a heartbeat's word alone
-        (a heartbeat thread starved of CPU may be late)."""
-        try:
-            renewed = self._renew(keys=self.keys, args=[self.owner, self.ttl_ms])
-        except redis.RedisError:
-            return  # Redis away for a moment: the heartbeat tries again
-        if int(renewed) < len(self.keys):
-            self.lost.set()  # it expired (Redis was away too long): stop acting
-
     def keep_alive(self) -> None:
         """Renew the locks every third of their ttl until released."""
         interval = self.ttl_ms / 3000
 
         def beat() -> None:
             while not self._stop.wait(interval):
-                self.confirm()
+                try:
+                    renewed = self._renew(keys=self.keys, args=[self.owner, self.ttl_ms])
+                except redis.RedisError:
+                    continue  # Redis away for a moment: the next beat tries again
+                if int(renewed) < len(self.keys):
+                    self.lost.set()  # it expired (Redis was away too long): stop acting
 
         self._thread = threading.Thread(target=beat, name=f"locks-{self.owner}", daemon=True)
         self._thread.start()
