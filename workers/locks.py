@@ -72,6 +72,7 @@ class LockSet:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.lost = threading.Event()  # a renewal found a lock gone: another run may own it now
+        self.taken_by = ""  # who held the keys when `lost` was set
         self.parked = False  # kept, without a heartbeat, for a scheduled re-check
 
     def acquire(self) -> Held | None:
@@ -101,18 +102,33 @@ class LockSet:
         self._renew(keys=self.keys, args=[self.owner, int(seconds * 1000)])
         self.parked = True
 
+    def confirm(self) -> None:
+        """Renew the locks now; one found gone (expired, or another run's now) sets `lost`.
+        A run asks this between steps, so it never starts a step on a heartbeat's word alone
+        (a heartbeat thread starved of CPU may be late)."""
+        try:
+            renewed = self._renew(keys=self.keys, args=[self.owner, self.ttl_ms])
+        except redis.RedisError:
+            return  # Redis away for a moment: the heartbeat tries again
+        if int(renewed) < len(self.keys):
+            self.taken_by = self._holders()
+            self.lost.set()  # it expired (Redis was away too long): stop acting
+
+    def _holders(self) -> str:
+        """Who holds each of this set's keys now ("nobody" once expired), for the log."""
+        try:
+            held = [(key, holder_of(self.redis, key)) for key in self.keys]
+        except redis.RedisError:
+            return "unknown (Redis did not answer)"
+        return ", ".join(f"{key}: {holder or 'nobody'}" for key, holder in held)
+
     def keep_alive(self) -> None:
         """Renew the locks every third of their ttl until released."""
         interval = self.ttl_ms / 3000
 
         def beat() -> None:
             while not self._stop.wait(interval):
-                try:
-                    renewed = self._renew(keys=self.keys, args=[self.owner, self.ttl_ms])
-                except redis.RedisError:
-                    continue  # Redis away for a moment: the next beat tries again
-                if int(renewed) < len(self.keys):
-                    self.lost.set()  # it expired (Redis was away too long): stop acting
+                self.confirm()
 
         self._thread = threading.Thread(target=beat, name=f"locks-{self.owner}", daemon=True)
         self._thread.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ class Run:
     request: Request
     resuming: bool = False  # the current step was interrupted (worker died) and is resumed
     lost: threading.Event | None = None  # set when this run's locks expired under it
+    confirm_locks: Callable[[], None] | None = None  # renews them now; sets `lost` if gone
     token: BootstrapToken | None = None  # minted in this process (its secret is never stored)
     park: bool = False  # may a waiting step give up its worker (raise Waiting)? Jobs say yes
     waking: bool = False  # this run resumes a step parked for a re-check (no new record)

@@ -114,7 +114,7 @@ def _run_locked(
         if not moved:
             return ctx.store.get(request.id).state
         request.state = State.RUNNING
-    run = Run(ctx, request, lost=locks.lost, park=park, waking=waking)
+    run = Run(ctx, request, lost=locks.lost, confirm_locks=locks.confirm, park=park, waking=waking)
     if "run_started" not in ctx.records.get(request.id, "check").data:
         # the migration's start, kept across resumes (a resumed `check` restarts its record)
         ctx.records.remember(request.id, "check", run_started=ctx.clock())
@@ -127,7 +127,10 @@ def _run_locked(
         return _park(run, locks, step, waiting)
     except LockLost:
         log.warning(
-            "request %s: locks expired during step %s; stopping this run", request.id, step.id
+            "request %s: locks expired during step %s (held now: %s); stopping this run",
+            request.id,
+            step.id,
+            locks.taken_by or "unknown",
         )
         current = ctx.store.get(request.id)
         return current.state if current else State.FAILED
@@ -175,16 +178,18 @@ def _reason(error: PermanentError | ClusterError) -> str:
 
 
 def _check_locks(run: Run) -> None:
+    if run.confirm_locks is not None:
+        run.confirm_locks()
     if run.lost is not None and run.lost.is_set():
         raise LockLost()
 
 
 def _run_step(run: Run, step: Step, resumed: bool) -> None:
     ctx, request_id = run.ctx, run.id
+    _check_locks(run)  # before a step, even one another run finished: it may be ahead of us
     record = ctx.records.get(request_id, step.id)
     if record.outcome is Outcome.SUCCEEDED:
         return
-    _check_locks(run)
     if run.cancelled() and not run.request.agent_started:
         raise Cancelled()
     run.resuming = record.outcome is Outcome.RUNNING
