@@ -38,6 +38,10 @@ def configure(level: str = "INFO", json_lines: bool = True) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     logging.getLogger("urllib3").setLevel("ERROR")  # its retry warnings repeat our own lines
+    # "Task queue depth is N" on every request of a burst the HTTP threads did not take at
+    # once: a few ms of queueing each, and a line each cost the bot 13 % of its CPU in a burst
+    # of 25 concurrent /join (bench ack, py-spy). The ack latency shows what queueing costs.
+    logging.getLogger("waitress.queue").setLevel("ERROR")
 
 
 @contextmanager
