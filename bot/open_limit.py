@@ -31,7 +31,8 @@ class OpenRequestLimit:
         the refusal to tell them when every slot is taken (nothing is held then)."""
         limit = self.ctx.settings.policy.max_open_requests_per_user
         with self._lock:
-            recorded = self._open(user)
+            # below the limit, the number remembered settles it (bounded by the limit)
+            recorded = self.ctx.store.open_count(user, exact_from=limit - self._asking[user])
             # an ask still being finished may be recorded already: never counted twice in what
             # the person reads
             if recorded + self._asking[user] >= limit:
@@ -49,6 +50,3 @@ class OpenRequestLimit:
                 self._asking[user] -= 1
                 if not self._asking[user]:
                     del self._asking[user]
-
-    def _open(self, user: str) -> int:
-        return self.ctx.store.open_count(user)

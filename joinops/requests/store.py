@@ -2,7 +2,8 @@
 
 A request is a Redis hash `joinops:request:<id>`; active ones are also in the set
 `joinops:requests:active`, and each requester's requests (not a batch's nodes) in
-`joinops:requests:of:<user>` until a count finds them ended (`open_count`). Transitions are one
+`joinops:requests:of:<user>` until a count finds them ended (`open_count`); a pending one's
+deadline goes into `joinops.requests.expiries` with it. Transitions are one
 Lua script each: check the current state (and optionally a flag), set the new state and fields,
 keep the active set right — in one step.
 """
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 import redis
 
 from joinops.metrics import TRANSITIONS
+from joinops.requests.expiries import EXPIRIES
 from joinops.requests.ids import new_request_id
 from joinops.requests.lifecycle import State, sources_of
 from joinops.requests.model import Role
@@ -133,13 +135,21 @@ class RequestStore:
             pipe.zadd(ALL, {request.id: request.created_at})
             if request.requester and not request.parent:
                 pipe.sadd(OF_REQUESTER + request.requester, request.id)
+            if request.state is State.PENDING and request.expires_at:
+                pipe.zadd(EXPIRIES, {request.id: request.expires_at})  # its deadline, with it
             pipe.execute()
         return request
 
-    def open_count(self, requester: str) -> int:
+    def open_count(self, requester: str, exact_from: int = 0) -> int:
         """How many of `requester`'s requests are open (a batch's nodes are not counted). Reads
-        only that person's requests, and forgets those that ended."""
+        only that person's requests, and forgets those that ended.
+
+        With `exact_from`, fewer requests than that remembered is answered by their number
+        alone, an upper bound (some may have ended): enough to say a limit is not reached, at
+        the cost of one command; the ended ones are forgotten once the count matters."""
         key = OF_REQUESTER + requester
+        if exact_from and (remembered := int(self.redis.scard(key))) < exact_from:
+            return remembered
         ids = list(self.redis.smembers(key))
         if not ids:
             return 0

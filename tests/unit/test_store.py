@@ -88,3 +88,13 @@ def test_a_lock_names_its_holder_and_expires(redis_client):
         pass
     assert second.acquire() is None
     assert second.holding()
+
+
+def test_ended_requests_never_count_against_the_per_person_limit(redis_client):
+    store = RequestStore(redis_client)
+    made = [new_request(store) for _ in range(5)]
+    for request in made[:4]:
+        assert store.transition(request.id, State.REJECTED)[0]
+    assert store.open_count("U1", exact_from=3) == 1  # 5 remembered: counted, the 4 forgotten
+    assert store.open_count("U1") == 1
+    assert store.open_count("U2", exact_from=3) == 0
