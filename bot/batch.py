@@ -34,10 +34,11 @@ from bot.texts import answers as answers_texts
 from bot.texts import batch as batch_texts
 from bot.views import batch as batch_views
 from joinops.loans.lend import LOAN_SECONDS
-from joinops.queue import enqueue_batch_advance, schedule_expiry
+from joinops.queue import enqueue_batch_advance
 from joinops.requests import cancel_texts, outcome_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
+from joinops.requests.expiries import schedule_expiry
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
 from joinops.requests.surface import Surface

@@ -19,10 +19,11 @@ from bot.texts import batch as batch_texts
 from bot.texts import ignition as ignition_texts
 from joinops.ignition import request as ir
 from joinops.logs import request_context
-from joinops.queue import enqueue_batch_advance, schedule_expiry
+from joinops.queue import enqueue_batch_advance
 from joinops.requests import cancel_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
+from joinops.requests.expiries import schedule_expiry
 from joinops.requests.lifecycle import State
 from joinops.requests.outcome_texts import cancelled as cancelled_outcome
 from joinops.requests.store import Request

@@ -39,7 +39,7 @@ from bot.views import ignition as ignition_views
 from bot.views.ignition import DELIVERED, DELIVERY
 from joinops.errors import ConfigError
 from joinops.ignition import request as ir
-from joinops.queue import enqueue_ignition, schedule_expiry
+from joinops.queue import enqueue_ignition
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.ids import new_request_id
@@ -97,7 +97,6 @@ class Ignitions:
         if not self._record(request):
             return access_texts.store_unreachable()
         ctx.audit.record(Action.REQUESTED, user, request, f"Ignition file for a new {role}")
-        schedule_expiry(ctx.redis, request.id, request.expires_at)
         return None
 
     def _record(self, request: Request) -> bool:

@@ -18,7 +18,6 @@ from bot.views.request import findings_json
 from joinops.errors import ConfigError, UsageError
 from joinops.loans.lend import LOAN_SECONDS
 from joinops.loans.texts import spell
-from joinops.queue import schedule_expiry
 from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.audit import Action
 from joinops.requests.ids import new_request_id
@@ -103,5 +102,4 @@ class Migrations:
             loans.lend(ctx, request, lend_for)
         detail = f"a loan of {spell(lend_for)}" if lend_for is not None else ""
         ctx.audit.record(Action.REQUESTED, inv.user, request, detail)
-        schedule_expiry(ctx.redis, request.id, request.expires_at)
         return request

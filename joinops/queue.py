@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import redis
 from rq import Queue
@@ -15,7 +15,6 @@ from joinops.settings import Settings
 
 QUEUE = "joinops"
 MIGRATE = "workers.jobs.run_migration"
-EXPIRE = "workers.jobs.expire_request"
 IGNITION = "workers.ignition.job.generate_ignition"
 ADVANCE_BATCH = "workers.batch.advance"
 
@@ -73,18 +72,6 @@ def _enqueue_request_job(
     except DuplicateJobError:
         return False
     return True
-
-
-def schedule_expiry(connection: redis.Redis, request_id: str, at: float) -> None:
-    # RQ keeps schedules in whole seconds (it drops the fraction), so the job could run up to a
-    # second before `at`, find the request "not due" and never come back: round up instead.
-    queue(connection).enqueue_at(
-        datetime.fromtimestamp(math.ceil(at), UTC),
-        EXPIRE,
-        request_id,
-        job_id=f"{request_id}-expiry",
-        result_ttl=3600,
-    )
 
 
 def _drop_finished_job(connection: redis.Redis, job_id: str) -> None:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from joinops.queue import enqueue_batch_advance
-from joinops.requests.audit import Action
-from joinops.requests.events import Event, EventKind
-from joinops.requests.lifecycle import State
 from workers import context, loans
 from workers.context import EngineContext
+from workers.expiry import expire
 from workers.runner import run_request
 
 
@@ -28,23 +26,5 @@ def _advance_batch(ctx: EngineContext, request_id: str) -> None:
 
 
 def expire_request(request_id: str) -> str:
-    """A pending request that nobody approved in time expires: it will not run."""
-    ctx = context.current()
-    request = ctx.store.get(request_id)
-    if request is None or ctx.clock() < request.expires_at:
-        return "not due"
-    moved, _ = ctx.store.transition(
-        request_id, State.EXPIRED, outcome="expired, not run", decided_at=ctx.clock()
-    )
-    if moved:
-        ctx.audit.record(Action.EXPIRED, "joinops", request, "nobody approved it in time")
-        ctx.reporter.emit(
-            Event(
-                request_id,
-                EventKind.STATE,
-                "expired, not run",
-                state=str(State.EXPIRED),
-                at=ctx.clock(),
-            )
-        )
-    return "expired" if moved else "already decided"
+    """An expiry scheduled as an RQ job by an earlier version (now `workers.expiry`)."""
+    return expire(context.current(), request_id)

@@ -23,7 +23,7 @@ from joinops.loans import texts as loan_texts
 from joinops.loans.model import Loan, LoanState
 from joinops.loans.schedule import schedule
 from joinops.loans.store import LoanStore
-from joinops.queue import enqueue_migration, schedule_expiry
+from joinops.queue import enqueue_migration
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
@@ -184,9 +184,7 @@ def _make_return(ctx: EngineContext, loan: Loan) -> str:
     _record(ctx, Action.RETURNING, loan, f"return request {request.id}: {detail}")
     _emit(ctx, loan, "returning")
     ctx.redis.set(_announced_key(request.id), "1", ex=30 * 86400)
-    if waits:
-        schedule_expiry(ctx.redis, request.id, request.expires_at)
-    else:
+    if not waits:  # one that waits expired by its deadline, recorded with it
         enqueue_migration(ctx.redis, ctx.settings, request.id)
     return "returning"
 

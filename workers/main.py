@@ -1,5 +1,5 @@
 """`joinops worker`: an RQ worker on the bot's checks queue and the joinops queue, with the
-scheduler and recovery."""
+scheduler, recovery and the expiry of undecided requests."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from joinops.queue import QUEUE
 from joinops.settings import Settings
 from workers import context
 from workers.context import EngineContext
+from workers.expiry import ExpiryLoop
 from workers.recovery import RecoveryLoop, resume_orphans
 
 
@@ -39,6 +40,7 @@ def run_worker(
     resume_orphans(ctx)
     recovery = RecoveryLoop(ctx, interval=max(1.0, settings.timeouts.lock.total_seconds() / 2))
     recovery.start()
+    expiries = ExpiryLoop(ctx).start()
     worker = SimpleWorker(
         [CHECKS_QUEUE, QUEUE],  # the bot's checks first: someone waits for each, briefly
         connection=ctx.redis,
@@ -48,3 +50,4 @@ def run_worker(
         return bool(worker.work(burst=burst, with_scheduler=True, logging_level="WARNING"))
     finally:
         recovery.stop()
+        expiries.stop()

@@ -52,7 +52,8 @@ def return_at_once(connection: redis.Redis, loan: Loan) -> None:
 
 
 def _at(connection: redis.Redis, when: float, function: str, loan: Loan, what: str) -> None:
-    # whole seconds, rounded up: never before the moment (see joinops.queue.schedule_expiry)
+    # RQ keeps schedules in whole seconds (it drops the fraction): rounded up, never before
+    # the moment (a job run early would find the loan not due and never come back)
     queue(connection).enqueue_at(
         datetime.fromtimestamp(math.ceil(when), UTC),
         function,

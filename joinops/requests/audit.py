@@ -87,10 +87,11 @@ class AuditLog:
             force=bool(getattr(request, "force", False)),
             **{k: v for k, v in about.items() if k in ("node", "source", "target", "role")},
         )
+        fields_of_entry = asdict(entry)
         self.redis.xadd(
-            STREAM, {"entry": json.dumps(asdict(entry))}, maxlen=self.maxlen, approximate=True
+            STREAM, {"entry": json.dumps(fields_of_entry)}, maxlen=self.maxlen, approximate=True
         )
-        log.info("audit %s", action, extra={"audit": asdict(entry)})
+        log.info("audit %s", action, extra={"audit": fields_of_entry})
         return entry
 
     def entries(self, since: float = 0.0, count: int = 10_000) -> list[Entry]:

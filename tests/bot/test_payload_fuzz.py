@@ -237,7 +237,13 @@ def slash_forms(draw: st.DrawFn, url: str) -> bytes:
 def _pending(bot) -> Any:  # type: ignore[no-untyped-def]
     bot.slash("a-w-1 from clusterA to clusterB")
     request = bot.request_from_message(bot.wait_message())
-    until(lambda: bot.redis.exists(f"rq:job:{request.id}-expiry"), 5)  # the last write it makes
+    audit = AuditLog(bot.redis)
+    until(  # the last write it makes
+        lambda: any(
+            e.request_id == request.id and e.action == Action.REQUESTED for e in audit.entries()
+        ),
+        5,
+    )
     return request
 
 
