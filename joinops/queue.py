@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import math
-from datetime import timedelta
+import time
 
 import redis
 from rq import Queue
@@ -11,12 +10,14 @@ from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 
 from joinops.asking import checks_queue
+from joinops.dueset import DueSet
 from joinops.settings import Settings
 
 QUEUE = "joinops"
 MIGRATE = "workers.jobs.run_migration"
 IGNITION = "workers.ignition.job.generate_ignition"
 ADVANCE_BATCH = "workers.batch.advance"
+RECHECKS = DueSet("joinops:rechecks")  # "<request id>/<number>", due when the re-check is
 
 
 def queue(connection: redis.Redis) -> Queue:
@@ -98,25 +99,35 @@ def replace_abandoned_job(connection: redis.Redis, settings: Settings, request_i
     return enqueue_migration(connection, settings, request_id)
 
 
-def schedule_recheck(
-    connection: redis.Redis, settings: Settings, request_id: str, seconds: float
-) -> None:
-    """Resume a migration whose step waits, in `seconds`, on whichever worker is free (RQ's
-    scheduler, in whole seconds). Each re-check is a job of its own: the current one is still
-    running when it schedules the next."""
+def schedule_recheck(connection: redis.Redis, request_id: str, seconds: float) -> None:
+    """Resume a migration whose step waits, in `seconds`, on whichever worker is free: a due
+    set (`RECHECKS`) that every worker sweeps ten times a second (`enqueue_due_rechecks`), so a
+    re-check is late by a tenth of a second where RQ's scheduler (whole seconds, looked at once
+    a second) made it late by up to two. Each re-check is a job of its own: the current one is
+    still running when it schedules the next."""
     number = connection.incr(f"joinops:rechecks:{request_id}")
     connection.expire(f"joinops:rechecks:{request_id}", 86400)
-    queue(connection).enqueue_in(
-        timedelta(seconds=max(1, math.ceil(seconds))),
-        MIGRATE,
-        request_id,
-        job_id=f"{request_id}-recheck-{number}",
-        job_timeout=job_timeout(settings),
-        result_ttl=60,
-        failure_ttl=30 * 86400,
-        description=f"joinops migration {request_id} (re-check {number})",
-        at_front=True,  # a re-check is a glance: before new work, so its locks never lapse
-    )
+    RECHECKS.add(connection, f"{request_id}/{number}", time.time() + seconds)
+
+
+def enqueue_due_rechecks(connection: redis.Redis, settings: Settings) -> list[str]:
+    """Enqueue every re-check that is due, before new work (a re-check is a glance, and its
+    parked locks must not lapse); the job ids enqueued."""
+    enqueued = []
+    for member in RECHECKS.claim_due(connection, time.time()):
+        request_id, _, number = member.rpartition("/")
+        job = queue(connection).enqueue(
+            MIGRATE,
+            request_id,
+            job_id=f"{request_id}-recheck-{number}",
+            job_timeout=job_timeout(settings),
+            result_ttl=60,
+            failure_ttl=30 * 86400,
+            description=f"joinops migration {request_id} (re-check {number})",
+            at_front=True,
+        )
+        enqueued.append(job.id)
+    return enqueued
 
 
 def jobs_waiting(connection: redis.Redis) -> int:

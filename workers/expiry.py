@@ -1,14 +1,10 @@
 """Expiring the requests nobody decided on in time (`joinops.expiries` holds their deadlines).
 
-`ExpiryLoop` claims the due deadlines each second in a daemon thread of `joinops worker`; a
-claimed one whose request is no longer waiting, or whose deadline moved later, is let go or put
-back.
+`sweep` claims the due deadlines (each second, in `joinops worker`); a claimed one whose
+request is no longer waiting, or whose deadline moved later, is let go or put back.
 """
 
 from __future__ import annotations
-
-import logging
-import threading
 
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
@@ -16,8 +12,7 @@ from joinops.requests.expiries import claim_due, schedule_expiry
 from joinops.requests.lifecycle import State
 from workers.context import EngineContext
 
-log = logging.getLogger(__name__)
-SWEEP_SECONDS = 1.0
+SWEEP_SECONDS = 1.0  # how often `joinops worker` sweeps the deadlines
 
 
 def expire(ctx: EngineContext, request_id: str) -> str:
@@ -54,25 +49,3 @@ def sweep(ctx: EngineContext) -> list[str]:
             if request is not None and request.state is State.PENDING:
                 schedule_expiry(ctx.redis, request_id, request.expires_at)  # moved later
     return expired
-
-
-class ExpiryLoop:
-    """Sweeps the deadlines every `SWEEP_SECONDS` until stopped."""
-
-    def __init__(self, ctx: EngineContext, interval: float = SWEEP_SECONDS) -> None:
-        self.ctx, self.interval = ctx, interval
-        self._stop = threading.Event()
-
-    def start(self) -> ExpiryLoop:
-        threading.Thread(target=self._loop, name="joinops-expiry", daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                sweep(self.ctx)
-            except Exception:  # a Redis hiccup must not end the loop
-                log.exception("expiry sweep failed")

@@ -1,5 +1,6 @@
 """`joinops worker`: an RQ worker on the bot's checks queue and the joinops queue, with the
-scheduler, recovery and the expiry of undecided requests."""
+scheduler (loans' timed jobs), recovery, the expiry of undecided requests and the re-checks of
+parked steps."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from rq import SimpleWorker
 from joinops import logs, metrics
 from joinops.asking import CHECKS_QUEUE
 from joinops.clusters.kube import warm_up
-from joinops.queue import QUEUE
+from joinops.queue import QUEUE, enqueue_due_rechecks
 from joinops.settings import Settings
-from workers import context
+from workers import context, expiry
 from workers.context import EngineContext
-from workers.expiry import ExpiryLoop
+from workers.periodic import Periodic
 from workers.recovery import RecoveryLoop, resume_orphans
+
+RECHECK_SWEEP = 0.1  # seconds between looks for due re-checks: how late a parked step wakes
 
 
 def run_worker(
@@ -40,7 +43,12 @@ def run_worker(
     resume_orphans(ctx)
     recovery = RecoveryLoop(ctx, interval=max(1.0, settings.timeouts.lock.total_seconds() / 2))
     recovery.start()
-    expiries = ExpiryLoop(ctx).start()
+    sweeps = [
+        Periodic("joinops-expiry", expiry.SWEEP_SECONDS, lambda: expiry.sweep(ctx)).start(),
+        Periodic(
+            "joinops-rechecks", RECHECK_SWEEP, lambda: enqueue_due_rechecks(ctx.redis, settings)
+        ).start(),
+    ]
     worker = SimpleWorker(
         [CHECKS_QUEUE, QUEUE],  # the bot's checks first: someone waits for each, briefly
         connection=ctx.redis,
@@ -50,4 +58,5 @@ def run_worker(
         return bool(worker.work(burst=burst, with_scheduler=True, logging_level="WARNING"))
     finally:
         recovery.stop()
-        expiries.stop()
+        for sweep in sweeps:
+            sweep.stop()

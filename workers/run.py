@@ -28,6 +28,7 @@ class Run:
     token: BootstrapToken | None = None  # minted in this process (its secret is never stored)
     park: bool = False  # may a waiting step give up its worker (raise Waiting)? Jobs say yes
     waking: bool = False  # this run resumes a step parked for a re-check (no new record)
+    step_started: float = 0.0  # when the current step began (its record's start)
 
     @property
     def id(self) -> str:

@@ -40,7 +40,7 @@ from workers.steps import STEPS, Step
 
 log = logging.getLogger(__name__)
 
-SCHEDULER_DELAY = 3.0  # seconds RQ's scheduler may take past a re-check's due time
+RECHECK_LATENESS = 3.0  # seconds a re-check may be late past its due time (swept each 0.1 s)
 TRANSIENT = (ClusterUnreachable, ClusterRateLimited, TemporaryError)
 ATTEMPTS_PER_STEP = 4
 
@@ -159,13 +159,13 @@ def _park(run: Run, locks: LockSet, step: Step, waiting: Waiting) -> State:
     """The step waits: its record stays `running`, the locks stay with this run's owner (one
     ttl), and a re-check of the same step is scheduled; the worker is free for other jobs."""
     ctx = run.ctx
-    # Until the re-check is due, plus RQ's scheduler's own delay (whole seconds, polled each
-    # second), plus a dead worker's ttl: if no worker takes the re-check by then, the locks are
-    # free and recovery resumes the request as it resumes a dead worker's.
-    keep = waiting.seconds + SCHEDULER_DELAY + ctx.settings.timeouts.lock.total_seconds()
+    # Until the re-check is due, plus how late a sweep may enqueue it, plus a dead worker's
+    # ttl: if no worker takes the re-check by then, the locks are free and recovery resumes
+    # the request as it resumes a dead worker's.
+    keep = waiting.seconds + RECHECK_LATENESS + ctx.settings.timeouts.lock.total_seconds()
     locks.park(keep)
     ctx.redis.set(parked_key(run.id), locks.owner, ex=math.ceil(keep))
-    schedule_recheck(ctx.redis, ctx.settings, run.id, waiting.seconds)
+    schedule_recheck(ctx.redis, run.id, waiting.seconds)
     log.info("request %s: step %s waits (%s); re-check scheduled", run.id, step.id, waiting)
     return State.RUNNING
 
@@ -198,6 +198,7 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
         if resumed and record.outcome is Outcome.RUNNING:
             _emit(run, EventKind.PROGRESS, outcome_texts.resumed(step.id), step.id)
         record = ctx.records.start(request_id, step.id)
+    run.step_started = record.started  # a parked step's waiting began then, not at its wake
     pin_step_clusters(run)
     if not waking:  # a re-check goes on with the step's record and its "started" line
         _emit(
