@@ -158,7 +158,8 @@ class Report:
                 rows.append((result.title, result.status, result.note, "", "", ""))
                 continue
             for line in result.rows:
-                verdict = line.verdict + (f": {line.note}" if line.note else "")
+                missed = line.note and line.verdict.startswith("missed")
+                verdict = line.verdict + (f": {line.note}" if missed else "")
                 rows.append(
                     (
                         line.name,

@@ -12,11 +12,12 @@ Every run gets its own target and sources in one simulated world, so the workers
 
 from __future__ import annotations
 
+import functools
 import math
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ import redis
 
 from bench.report import Figure, Result
 from bench.support import (
+    CpuMeter,
+    CpuShare,
     Footprint,
     fresh_redis,
     median,
@@ -106,13 +109,21 @@ class Outcome:
     seconds: float  # from the first start to the last end (planning excluded)
     peak: int  # most migrations seen running at once
     planning_requests: int  # API requests made before the start (rule checks, lookups)
+    cpu: CpuShare | None = None  # where the CPU went while it ran (batches only)
 
 
 Counter = Callable[[], int]  # API requests so far, over the run's clusters
 
 
-def as_batch(settings: Settings, connection: redis.Redis, run: Run, requests: Counter) -> Outcome:
-    """Plan, store as approved, start; wait for the batch's final event."""
+def as_batch(
+    settings: Settings,
+    connection: redis.Redis,
+    run: Run,
+    requests: Counter,
+    meter: CpuMeter | None = None,
+) -> Outcome:
+    """Plan, store as approved, start; wait for the batch's final event. With `meter`, also
+    where the CPU went from the start to the end."""
     registry = ClusterRegistry(settings)
     nodes = [run.node(i) for i in range(1, run.nodes + 1)]
     plan = batches.plan_nodes(nodes, None, run.target, Role.WORKER, registry)
@@ -126,14 +137,17 @@ def as_batch(settings: Settings, connection: redis.Redis, run: Run, requests: Co
         state=State.APPROVED,
     )
     planning = requests()
+    if meter is not None:
+        meter.start()
     started = time.perf_counter()
     enqueue_batch_advance(connection, batch.id)
     final = wait_final(connection, batch.id, BATCH_TIMEOUT)
     seconds = time.perf_counter() - started
+    cpu = meter.stop() if meter is not None else None
     if final.state != str(State.SUCCEEDED):
         raise RuntimeError(f"batch {batch.id}: {final.text}")
     children = [c for c in batch.extra.get("children", "").split(",") if c]
-    return Outcome(seconds, peak_concurrency(connection, children), planning)
+    return Outcome(seconds, peak_concurrency(connection, children), planning, cpu)
 
 
 def one_after_another(
@@ -215,12 +229,16 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
         }
         samples["peak_concurrency"] = []
         samples["curve_seconds"] = []  # [nodes, seconds] per curve run
+        samples["batch_cpu"] = []  # CpuShare per batch run
+        samples["curve_cpu"] = []  # [nodes, CpuShare] per curve run
+        meter = CpuMeter(connection, [process.pid for process in workers])
+        batch_measured = functools.partial(as_batch, meter=meter)
         try:
             wait_workers_ready(connection, sizes.workers)
             for process in workers:
                 footprint.sample("worker", process.pid, idle=True)
             for kind, runs, how in (
-                ("batch", batch_runs, as_batch),
+                ("batch", batch_runs, batch_measured),
                 ("serial", serial_runs, one_after_another),
             ):
                 for stitch in runs:
@@ -244,13 +262,17 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
                     )
                     if kind == "batch":
                         samples["peak_concurrency"].append(outcome.peak)
+                        samples["batch_cpu"].append(asdict(outcome.cpu) if outcome.cpu else None)
                     _verify(world, stitch)
             for stitch in curve_runs:
                 settings = settings_for(
                     world, directory, url, stitch.cluster_names, max_parallel=sizes.max_parallel
                 )
-                outcome = as_batch(settings, connection, stitch, lambda: 0)
+                outcome = as_batch(settings, connection, stitch, lambda: 0, meter)
                 samples["curve_seconds"].append([stitch.nodes, outcome.seconds])
+                samples["curve_cpu"].append(
+                    [stitch.nodes, asdict(outcome.cpu) if outcome.cpu else None]
+                )
                 _verify(world, stitch)
             for process in workers:
                 footprint.sample("worker", process.pid)

@@ -190,6 +190,58 @@ def percentile(values: Iterable[float], q: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
+@dataclass(frozen=True)
+class CpuShare:
+    """Where the machine's CPU went over an interval: how busy all its cores were, and the CPU
+    seconds of the workers, of this process (the simulated clusters and the benchmark) and of
+    Redis."""
+
+    busy: float  # 0..1, all cores together
+    workers: float
+    here: float
+    redis: float
+
+    def words(self) -> str:
+        return (
+            f"{os.cpu_count()} cores {self.busy:.0%} busy (CPU s: workers {self.workers:.1f}, "
+            f"simulated clusters and bench {self.here:.1f}, Redis {self.redis:.1f})"
+        )
+
+
+class CpuMeter:
+    """Measures a `CpuShare` between `start()` and `stop()`, from /proc and Redis's INFO."""
+
+    def __init__(self, connection: redis.Redis, worker_pids: list[int]) -> None:
+        self.connection, self.worker_pids = connection, worker_pids
+        self._at: tuple[float, float, float, float, float] | None = None
+
+    def start(self) -> None:
+        self._at = self._now()
+
+    def stop(self) -> CpuShare:
+        assert self._at is not None, "start() first"
+        busy0, total0, workers0, here0, redis0 = self._at
+        busy1, total1, workers1, here1, redis1 = self._now()
+        return CpuShare(
+            (busy1 - busy0) / max(total1 - total0, 1.0),
+            workers1 - workers0,
+            here1 - here0,
+            redis1 - redis0,
+        )
+
+    def _now(self) -> tuple[float, float, float, float, float]:
+        fields = [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
+        info = self.connection.info("cpu")
+        return (
+            sum(fields) - idle,
+            sum(fields),
+            sum(cpu_seconds(pid) for pid in self.worker_pids),
+            cpu_seconds(os.getpid()),
+            float(info["used_cpu_user"]) + float(info["used_cpu_sys"]),
+        )
+
+
 def machine() -> dict[str, Any]:
     """What the numbers were measured on."""
     model = ""
