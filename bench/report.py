@@ -221,7 +221,7 @@ def format_value(value: float | None, unit: str) -> str:
     if value is None:
         return "n/a"
     if unit == "x":
-        return f"{value:.1f}x"
+        return f"{value:.2f}x" if abs(value) < 0.1 else f"{value:.1f}x"  # never "missed by 0.0x"
     if unit == "ms":
         return f"{value:.1f} ms"
     if unit == "s":
