@@ -17,7 +17,7 @@ QUEUE = "joinops"
 MIGRATE = "workers.jobs.run_migration"
 IGNITION = "workers.ignition.job.generate_ignition"
 ADVANCE_BATCH = "workers.batch.advance"
-RECHECKS = DueSet("joinops:rechecks")  # "<request id>/<number>", due when the re-check is
+RECHECKS = DueSet("joinops:rechecks")  # "<request id>/<number>", scored by when it is due
 
 
 def queue(connection: redis.Redis) -> Queue:

@@ -1,4 +1,5 @@
-"""Expiring the requests nobody decided on in time (`joinops.expiries` holds their deadlines).
+"""Expiring the requests nobody decided on in time (`joinops.requests.expiries` holds their
+deadlines).
 
 `sweep` claims the due deadlines (each second, in `joinops worker`); a claimed one whose
 request is no longer waiting, or whose deadline moved later, is let go or put back.
