@@ -186,10 +186,10 @@ def _check_locks(run: Run) -> None:
 
 def _run_step(run: Run, step: Step, resumed: bool) -> None:
     ctx, request_id = run.ctx, run.id
-    _check_locks(run)  # before a step, even one another run finished: it may be ahead of us
     record = ctx.records.get(request_id, step.id)
     if record.outcome is Outcome.SUCCEEDED:
         return
+    _check_locks(run)  # in Redis, before any step starts: a late heartbeat may not know yet
     if run.cancelled() and not run.request.agent_started:
         raise Cancelled()
     run.resuming = record.outcome is Outcome.RUNNING
