@@ -116,11 +116,9 @@ class StoreCheck:
         command = payloads.is_slash_command(body)
         if not command and not payloads.is_block_actions(body):
             return next()
-        if command and self._asks_for_help(body):
-            return next()
         problem = self.watch.problem()
-        if problem is None:
-            return next()
+        if problem is None or (command and self._asks_for_help(body)):
+            return next()  # help needs no store: parsed only when the store is away
         log.warning("refused a %s: %s", "command" if command else "click", problem)
         if command:
             return ephemeral_ack(access_texts.store_unreachable())

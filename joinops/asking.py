@@ -84,14 +84,18 @@ def ask_a_worker(connection: redis.Redis, function: str, *args: Any, timeout: fl
     WorkerFailed when the job broke, UsageError or ConfigError as the worker met them."""
     seconds = max(1, math.ceil(timeout))
     queue = checks_queue(connection)
-    job = queue.enqueue(
+    job = queue.create_job(
         function,
-        *args,
+        args=args,
         ttl=seconds,  # not started by then: discarded, nobody waits for it any more
-        job_timeout=seconds,
+        timeout=seconds,
         result_ttl=KEEP_RESULT,
         failure_ttl=KEEP_RESULT,
     )
+    # saved and queued in one round trip, without MULTI/EXEC (a quarter of the enqueue's CPU)
+    with connection.pipeline(transaction=False) as pipe:
+        queue.enqueue_job(job, pipeline=pipe)
+        pipe.execute()
     result = _wait_for_result(job, seconds)
     if result is None:
         queue.remove(job.id)  # not taken by now: no worker will (a late one would find it gone)
