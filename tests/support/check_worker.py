@@ -40,6 +40,11 @@ class _ThreadWorker(SimpleWorker):
     def _install_signal_handlers(self) -> None:
         """Not in a thread: `CheckWorker.stop` stops this worker, not a signal."""
 
+    def subscribe(self) -> None:
+        """No channel for RQ's remote commands (nothing sends them here): its listening thread
+        outlived a Redis that a test had stopped, retrying and logging into later tests'
+        output (a CI run failed tests/cli/test_redis_down.py on that traceback)."""
+
 
 class CheckWorker:
     def __init__(self, settings: Settings) -> None:
