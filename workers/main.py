@@ -16,7 +16,7 @@ from joinops.settings import Settings
 from workers import context, expiry
 from workers.context import EngineContext
 from workers.periodic import Periodic
-from workers.recovery import RecoveryLoop, resume_orphans
+from workers.recovery import recovery_pass, resume_orphans
 
 RECHECK_SWEEP = 0.1  # seconds between looks for due re-checks: how late a parked step wakes
 
@@ -41,9 +41,12 @@ def run_worker(
     if metrics_port:
         metrics.serve(metrics_port, ctx.redis, ctx.store.active)
     resume_orphans(ctx)
-    recovery = RecoveryLoop(ctx, interval=max(1.0, settings.timeouts.lock.total_seconds() / 2))
-    recovery.start()
     sweeps = [
+        Periodic(
+            "joinops-recovery",
+            max(1.0, settings.timeouts.lock.total_seconds() / 2),
+            lambda: recovery_pass(ctx),
+        ).start(),
         Periodic("joinops-expiry", expiry.SWEEP_SECONDS, lambda: expiry.sweep(ctx)).start(),
         Periodic(
             "joinops-rechecks", RECHECK_SWEEP, lambda: enqueue_due_rechecks(ctx.redis, settings)
@@ -57,6 +60,5 @@ def run_worker(
     try:
         return bool(worker.work(burst=burst, with_scheduler=True, logging_level="WARNING"))
     finally:
-        recovery.stop()
         for sweep in sweeps:
             sweep.stop()

@@ -8,7 +8,6 @@ job. Both are enqueued again; the rerun skips the steps that already succeeded.
 from __future__ import annotations
 
 import logging
-import threading
 
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
@@ -71,24 +70,9 @@ def _job_alive(ctx: EngineContext, request_id: str) -> bool:
     return job.get_status(refresh=False) in LIVE_JOB
 
 
-class RecoveryLoop:
-    """Looks for orphans every `interval` seconds in a daemon thread."""
-
-    def __init__(self, ctx: EngineContext, interval: float) -> None:
-        self.ctx, self.interval = ctx, interval
-        self._stop = threading.Event()
-
-    def start(self) -> None:
-        threading.Thread(target=self._loop, name="joinops-recovery", daemon=True).start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                resume_orphans(self.ctx)
-                nudge_batches(self.ctx)
-                loans.sweep(self.ctx)
-            except Exception:  # a Redis hiccup must not end the loop
-                log.exception("recovery pass failed")
+def recovery_pass(ctx: EngineContext) -> None:
+    """One look for what dead workers and missed events left: orphaned requests, batches that
+    did not advance, loans due."""
+    resume_orphans(ctx)
+    nudge_batches(ctx)
+    loans.sweep(ctx)
