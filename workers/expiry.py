@@ -11,6 +11,7 @@ from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.expiries import claim_due, schedule_expiry
 from joinops.requests.lifecycle import State
+from joinops.requests.store import Request
 from workers.context import EngineContext
 
 SWEEP_SECONDS = 1.0  # how often `joinops worker` sweeps the deadlines
@@ -21,6 +22,12 @@ def expire(ctx: EngineContext, request_id: str) -> str:
     request = ctx.store.get(request_id)
     if request is None or ctx.clock() < request.expires_at:
         return "not due"
+    return _expire(ctx, request)
+
+
+def _expire(ctx: EngineContext, request: Request) -> str:
+    """`request`, due, expires unless someone decided on it first."""
+    request_id = request.id
     moved, _ = ctx.store.transition(
         request_id, State.EXPIRED, outcome="expired, not run", decided_at=ctx.clock()
     )
@@ -42,11 +49,12 @@ def sweep(ctx: EngineContext) -> list[str]:
     """Expire every request whose deadline has come; the ids expired."""
     expired = []
     for request_id in claim_due(ctx.redis, ctx.clock()):
-        outcome = expire(ctx, request_id)
-        if outcome == "expired":
-            expired.append(request_id)
-        elif outcome == "not due":
-            request = ctx.store.get(request_id)
-            if request is not None and request.state is State.PENDING:
+        request = ctx.store.get(request_id)
+        if request is None:
+            continue
+        if ctx.clock() < request.expires_at:
+            if request.state is State.PENDING:
                 schedule_expiry(ctx.redis, request_id, request.expires_at)  # moved later
+        elif _expire(ctx, request) == "expired":
+            expired.append(request_id)
     return expired
