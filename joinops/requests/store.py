@@ -136,7 +136,7 @@ class RequestStore:
             if request.requester and not request.parent:
                 pipe.sadd(OF_REQUESTER + request.requester, request.id)
             if request.state is State.PENDING and request.expires_at:
-                pipe.zadd(EXPIRIES.key, {request.id: request.expires_at})  # its deadline, with it
+                EXPIRIES.add(pipe, request.id, request.expires_at)  # its deadline, with it
             pipe.execute()
         return request
 
