@@ -7,27 +7,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from joinops.requests.audit import Action
-from joinops.requests.expiries import deadline_of, schedule_expiry
+from joinops.requests.expiries import deadline_of
 from joinops.requests.lifecycle import State
-from joinops.requests.model import Role
 from joinops.requests.store import Request
+from tests.support.engine import stored_request
 from workers.expiry import sweep
 
 
 def _pending(ctx, expires_at: float) -> Request:  # type: ignore[no-untyped-def]
-    request = ctx.store.create(
-        Request(
-            id="",
-            node="a-w-1",
-            source="clusterA",
-            target="clusterB",
-            role=Role.WORKER,
-            requester="UREQUESTER",
-            expires_at=expires_at,
-        )
-    )
-    schedule_expiry(ctx.redis, request.id, expires_at)
-    return request
+    """A request waiting for approval: `create` records its deadline with it."""
+    return stored_request(ctx.store, expires_at=expires_at)
 
 
 def test_racing_sweeps_expire_each_due_request_once_and_leave_the_others(make_ctx):

@@ -16,7 +16,7 @@ from joinops.requests.asks import MigrationAsk
 from joinops.requests.events import Event, RedisEventLog
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
-from joinops.requests.store import Request
+from joinops.requests.store import Request, RequestStore
 from joinops.rules.check import check
 from workers.context import EngineContext
 
@@ -34,6 +34,19 @@ class RecordingReporter(RedisEventLog):
         self.events.append(event)
         for hook in self.hooks:
             hook(event)
+
+
+def stored_request(store: RequestStore, **fields: object) -> Request:
+    """A request stored as `create` stores it (pending unless `state` says otherwise), for
+    tests of the store and of what reads it; only the fields a test cares about are given."""
+    defaults: dict[str, object] = {
+        "node": "node-7",
+        "source": "a",
+        "target": "b",
+        "role": Role.CONTROL_PLANE,
+        "requester": "U1",
+    }
+    return store.create(Request(id="", **{**defaults, **fields}))  # type: ignore[arg-type]
 
 
 def approved_request(

@@ -6,28 +6,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 from joinops.requests.ids import is_request_id
 from joinops.requests.lifecycle import State
-from joinops.requests.model import Role
-from joinops.requests.store import Request, RequestStore
+from joinops.requests.store import RequestStore
+from tests.support.engine import stored_request
 from workers.locks import LockSet, node_lock
-
-
-def new_request(store: RequestStore, **kw) -> Request:
-    return store.create(
-        Request(
-            id="",
-            node="node-7",
-            source="a",
-            target="b",
-            role=Role.CONTROL_PLANE,
-            requester="U1",
-            **kw,
-        )
-    )
 
 
 def test_created_request_round_trips(redis_client):
     store = RequestStore(redis_client)
-    made = new_request(store, extra={"note": "x"})
+    made = stored_request(store, extra={"note": "x"})
     assert is_request_id(made.id)
     got = store.get(made.id)
     assert got == made
@@ -36,7 +22,7 @@ def test_created_request_round_trips(redis_client):
 
 def test_twenty_racing_approvals_move_it_once(redis_client):
     store = RequestStore(redis_client)
-    request = new_request(store)
+    request = stored_request(store)
     with ThreadPoolExecutor(20) as pool:
         results = list(
             pool.map(
@@ -52,7 +38,7 @@ def test_twenty_racing_approvals_move_it_once(redis_client):
 
 def test_no_approval_after_rejection_or_expiry(redis_client):
     store = RequestStore(redis_client)
-    rejected, expired = new_request(store), new_request(store)
+    rejected, expired = stored_request(store), stored_request(store)
     assert store.transition(rejected.id, State.REJECTED)[0]
     assert store.transition(expired.id, State.EXPIRED)[0]
     for request in (rejected, expired):
@@ -63,7 +49,7 @@ def test_no_approval_after_rejection_or_expiry(redis_client):
 
 def test_cancel_is_refused_once_the_agent_started(redis_client):
     store = RequestStore(redis_client)
-    request = new_request(store, state=State.RUNNING)
+    request = stored_request(store, state=State.RUNNING)
     assert store.set_flag_if_state(request.id, "agent_started", {State.RUNNING})
     moved, before = store.transition(request.id, State.CANCELLED, unless_flag="agent_started")
     assert not moved and before is State.RUNNING
@@ -71,7 +57,7 @@ def test_cancel_is_refused_once_the_agent_started(redis_client):
 
 def test_agent_does_not_start_after_a_cancel(redis_client):
     store = RequestStore(redis_client)
-    request = new_request(store, state=State.RUNNING)
+    request = stored_request(store, state=State.RUNNING)
     assert store.transition(request.id, State.CANCELLED, unless_flag="agent_started")[0]
     assert not store.set_flag_if_state(request.id, "agent_started", {State.RUNNING})
 
@@ -92,7 +78,7 @@ def test_a_lock_names_its_holder_and_expires(redis_client):
 
 def test_ended_requests_never_count_against_the_per_person_limit(redis_client):
     store = RequestStore(redis_client)
-    made = [new_request(store) for _ in range(5)]
+    made = [stored_request(store) for _ in range(5)]
     for request in made[:4]:
         assert store.transition(request.id, State.REJECTED)[0]
     assert store.open_count("U1", exact_from=3) == 1  # 5 remembered: counted, the 4 forgotten
