@@ -59,7 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     report = Report("quick" if args.quick else "full", machine(), [])
     started = time.perf_counter()
-    report.results = run_all(Env(quick=args.quick), only)
+    env = Env(quick=args.quick)
+    try:
+        report.results = run_all(env, only)
+    finally:
+        env.close()
     report.seconds = time.perf_counter() - started
     report.machine["load_average_end"] = round(os.getloadavg()[0], 2)
     print(report.markdown())

@@ -9,38 +9,34 @@ from __future__ import annotations
 import math
 import os
 import platform
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import redis
 import yaml
 
+from joinops.private_redis import PrivateRedis
 from joinops.requests.events import Event, RedisEventLog
 from joinops.settings import FileConfig, Secrets, Settings, build_settings
 from kubesim import World
 
-REDIS_URL_ENV = "JOINOPS_BENCH_REDIS_URL"
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/6"  # db 6: the tests own dbs 8 and 9
-TEST_DATABASES = (8, 9)
+REDIS_URL_ENV = "JOINOPS_BENCH_REDIS_URL"  # a database the benchmarks may flush, named explicitly
 APPROVERS = ["UAPPROVER1"]
 
 
-def redis_url() -> str:
-    """The benchmarks' Redis database; it is flushed, so never one the tests use."""
-    url = os.environ.get(REDIS_URL_ENV, DEFAULT_REDIS_URL)
-    database = int((urlparse(url).path or "/0").lstrip("/") or 0)
-    if database in TEST_DATABASES:
-        raise SystemExit(f"{REDIS_URL_ENV}={url}: databases 8 and 9 belong to the tests")
-    return url
+def named_redis_url() -> str | None:
+    """The database the user named for the benchmarks (flushed), or None: a private server."""
+    return os.environ.get(REDIS_URL_ENV) or None
 
 
 def fresh_redis(url: str) -> redis.Redis:
@@ -270,10 +266,24 @@ class Env:
     quick: bool
     footprint: Footprint = field(default_factory=lambda: Footprint())
     _url: str = ""
+    _server: PrivateRedis | None = None
 
     @property
     def redis_url(self) -> str:
-        """Asked for only by the benchmarks that need Redis (flushed: see `redis_url()`)."""
+        """Asked for only by the benchmarks that need Redis, which flush it: the database named
+        in JOINOPS_BENCH_REDIS_URL, else a private `redis-server` started for this run."""
         if not self._url:
-            self._url = redis_url()
+            named = named_redis_url()
+            if named is None:
+                directory = Path(tempfile.mkdtemp(prefix="joinops-bench-redis-"))
+                self._server = PrivateRedis(directory).start()
+                named = self._server.url
+            self._url = named
         return self._url
+
+    def close(self) -> None:
+        """Stops the private Redis, if one was started."""
+        if self._server is not None:
+            self._server.stop()
+            shutil.rmtree(self._server.directory, ignore_errors=True)
+            self._server = None

@@ -1,28 +1,48 @@
-"""Shared fixtures: a real Redis (flushed around each test), simulated clusters, engine contexts.
+"""Shared fixtures: a real Redis (private to this test process, flushed around each test),
+simulated clusters, engine contexts; and the check that nothing outlives its test.
 
 Subdirectories may override `world` with clusters of their own.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
-import redis
 
-from kubesim import World
-from tests.support.clusters import add_standard_clusters, settings_for
-from tests.support.engine import RecordingReporter
-from workers import context
-from workers.context import EngineContext
+pytest.register_assert_rewrite("tests.support")  # its helpers assert; its plugins load below
 
-TEST_REDIS_URL = os.environ.get("JOINOPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+import redis  # noqa: E402
+
+from kubesim import World  # noqa: E402
+from tests.support import session_redis  # noqa: E402
+from tests.support.clusters import add_standard_clusters, settings_for  # noqa: E402
+from tests.support.engine import RecordingReporter  # noqa: E402
+from workers import context  # noqa: E402
+from workers.context import EngineContext  # noqa: E402
+
+pytest_plugins = ["tests.support.session_redis", "tests.support.leftovers", "pytester"]
 
 
 @pytest.fixture
 def redis_url() -> str:
-    return TEST_REDIS_URL
+    return session_redis.url()
+
+
+@pytest.fixture(scope="module")
+def redis_url_module() -> str:
+    return session_redis.url()
+
+
+@pytest.fixture(scope="module")
+def shared_redis(redis_url_module: str) -> Iterator[redis.Redis]:
+    """For a module whose fixtures (a worker process) keep keys across its tests: flushed around
+    the module, not each test."""
+    client = redis.Redis.from_url(redis_url_module)
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
 
 
 @pytest.fixture

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+import redis
 
 from bench.__main__ import main
-from bench.support import percentile, redis_url
+from bench.support import Env, fresh_redis, percentile
+from tests.support import session_redis
 
 FIGURE_KEYS = {"name", "value", "unit", "compared_to", "verdict"}
 RESULT_KEYS = {
@@ -96,8 +98,24 @@ def test_percentile_is_nearest_rank():
     assert percentile([7.0], 99) == 7.0
 
 
-@pytest.mark.parametrize("database", [8, 9])
-def test_the_tests_redis_databases_are_refused(monkeypatch, database):
-    monkeypatch.setenv("JOINOPS_BENCH_REDIS_URL", f"redis://127.0.0.1:6379/{database}")
-    with pytest.raises(SystemExit):
-        redis_url()
+def test_without_a_named_database_the_benchmarks_flush_a_private_redis_and_stop_it(monkeypatch):
+    monkeypatch.delenv("JOINOPS_BENCH_REDIS_URL", raising=False)
+    env = Env(quick=True)
+    url = env.redis_url
+    assert url != session_redis.url()
+    keep = redis.Redis.from_url(session_redis.url())
+    keep.set("a user's key", "kept")
+    fresh_redis(url).close()  # what a benchmark does first: empty its database
+    assert keep.get("a user's key") == b"kept"
+    env.close()
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis.from_url(url, socket_connect_timeout=5).ping()
+    keep.delete("a user's key")
+    keep.close()
+
+
+def test_a_named_database_is_the_one_used(monkeypatch, redis_url):
+    monkeypatch.setenv("JOINOPS_BENCH_REDIS_URL", redis_url)
+    env = Env(quick=True)
+    assert env.redis_url == redis_url
+    env.close()

@@ -7,7 +7,6 @@ lends nodes of its own.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ from joinops.loans.store import LoanStore
 from joinops.requests.audit import AuditLog
 from kubesim import NodeSpec, World
 from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, until
+from tests.support import session_redis
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
 
@@ -44,19 +44,6 @@ def world() -> Iterator[World]:
         yield w
 
 
-@pytest.fixture(scope="module")
-def shared_redis() -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(redis_url())
-    connection.flushdb()
-    yield connection
-    connection.flushdb()
-    connection.close()
-
-
-def redis_url() -> str:
-    return os.environ.get("JOINOPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")  # as conftest
-
-
 @pytest.fixture
 def redis_client(shared_redis: redis.Redis) -> redis.Redis:
     return shared_redis  # not flushed per test: the module's worker keeps its keys
@@ -66,7 +53,7 @@ def redis_client(shared_redis: redis.Redis) -> redis.Redis:
 def worker(world, shared_redis, tmp_path_factory, policy):  # type: ignore[no-untyped-def]
     directory = tmp_path_factory.mktemp("worker")
     config = write_config(world, directory, policy=policy)
-    process = start_worker(config, redis_url(), directory / "worker.log")
+    process = start_worker(config, session_redis.url(), directory / "worker.log")
     yield process
     stop_worker(process)
 

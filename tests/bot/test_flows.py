@@ -6,7 +6,6 @@ test moves nodes of its own, and Redis is flushed around the module rather than 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -44,20 +43,6 @@ def world() -> Iterator[World]:
             nodes=[NodeSpec("b-cp-1", role="control-plane"), NodeSpec("b-w-1")],
         )
         yield w
-
-
-@pytest.fixture(scope="module")
-def shared_redis(redis_url_module: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url_module)
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def redis_url_module() -> str:
-    return os.environ.get("JOINOPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")  # as conftest
 
 
 @pytest.fixture

@@ -16,13 +16,12 @@ from tests.bot.loan_fixtures import (  # the module's world, Redis, worker and b
     lend,
     loan_actions,
     redis_client,
-    shared_redis,
     thread_messages,
     worker,
     world,
 )
 
-__all__ = ["bot", "redis_client", "shared_redis", "worker", "world"]  # fixtures, used by name
+__all__ = ["bot", "redis_client", "worker", "world"]  # fixtures, used by name
 
 
 @pytest.fixture(scope="module")

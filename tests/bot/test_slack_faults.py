@@ -11,7 +11,6 @@ honoured as sent.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 
@@ -43,20 +42,6 @@ def world() -> Iterator[World]:
             nodes=[NodeSpec("b-cp-1", role="control-plane")],
         )
         yield w
-
-
-@pytest.fixture(scope="module")
-def redis_url_module() -> str:
-    return os.environ.get("JOINOPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")  # as conftest
-
-
-@pytest.fixture(scope="module")
-def shared_redis(redis_url_module: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url_module)
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
 
 
 @pytest.fixture

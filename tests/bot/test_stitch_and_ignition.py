@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,20 +69,6 @@ def world() -> Iterator[World]:
                 nodes=[NodeSpec(f"{side}-cp-1", role="control-plane"), NodeSpec("twin")],
             )
         yield w
-
-
-@pytest.fixture(scope="module")
-def redis_url_module() -> str:
-    return os.environ.get("JOINOPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
-
-
-@pytest.fixture(scope="module")
-def shared_redis(redis_url_module: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url_module)
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ Two real `joinops worker` processes drive them (waiting steps park, so two are e
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -50,20 +49,6 @@ def world() -> Iterator[World]:
                 nodes=[NodeSpec(f"{name}-n", role="control-plane")],
             )
         yield w
-
-
-@pytest.fixture(scope="module")
-def redis_url_module() -> str:
-    return os.environ.get("JOINOPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")  # as conftest
-
-
-@pytest.fixture(scope="module")
-def shared_redis(redis_url_module: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url_module)
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
 
 
 @pytest.fixture

@@ -22,7 +22,8 @@ import pytest
 import redis
 import yaml
 
-TEST_REDIS_URL = os.environ.get("JOINOPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+from tests.support import session_redis
+
 ALICE = "U0SANDREQ1"
 
 
@@ -30,7 +31,7 @@ class Sandbox:
     """A `joinops sandbox` process and the lines it printed, each with when it came."""
 
     def __init__(self, cwd: Path, *args: str) -> None:
-        self.env = {**os.environ, "REDIS_URL": TEST_REDIS_URL, "PYTHONUNBUFFERED": "1"}
+        self.env = {**os.environ, "REDIS_URL": session_redis.url(), "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "cli", "sandbox", *args],
             cwd=cwd,
@@ -63,7 +64,7 @@ class Sandbox:
 
 @pytest.fixture
 def start(tmp_path: Path) -> Iterator[Callable[..., Sandbox]]:
-    redis.Redis.from_url(TEST_REDIS_URL).flushdb()
+    redis.Redis.from_url(session_redis.url()).flushdb()
     started: list[Sandbox] = []
 
     def go(*args: str) -> Sandbox:
@@ -73,7 +74,7 @@ def start(tmp_path: Path) -> Iterator[Callable[..., Sandbox]]:
     yield go
     for sandbox in started:
         sandbox.stop()
-    redis.Redis.from_url(TEST_REDIS_URL).flushdb()
+    redis.Redis.from_url(session_redis.url()).flushdb()
 
 
 def test_the_hosts_arrive_one_by_one_in_the_configured_hosts_directory(start, tmp_path):

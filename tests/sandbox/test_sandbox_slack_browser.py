@@ -23,8 +23,9 @@ import redis
 from kubernetes import client, config
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from tests.support import session_redis
+
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; playwright never downloads a browser here
-TEST_REDIS_URL = os.environ.get("JOINOPS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
 SCREENSHOT = os.environ.get("JOINOPS_SCREENSHOT")  # also save the picture there (docs/img/…)
 FLOW_TIMEOUT_MS = 90_000
 
@@ -32,8 +33,8 @@ FLOW_TIMEOUT_MS = 90_000
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Iterator[str]:
     """`joinops sandbox --slack` as a user starts it; yields the page's URL from its output."""
-    redis.Redis.from_url(TEST_REDIS_URL).flushdb()
-    env = {**os.environ, "REDIS_URL": TEST_REDIS_URL, "PYTHONUNBUFFERED": "1"}
+    redis.Redis.from_url(session_redis.url()).flushdb()
+    env = {**os.environ, "REDIS_URL": session_redis.url(), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "cli", "sandbox", "--slack", "--dir", "sb", "--web-port", "0"],
         cwd=tmp_path,
@@ -50,7 +51,7 @@ def sandbox(tmp_path: Path) -> Iterator[str]:
     yield found.group(1)
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=60) == 0, "".join(seen)
-    redis.Redis.from_url(TEST_REDIS_URL).flushdb()
+    redis.Redis.from_url(session_redis.url()).flushdb()
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import yaml
 from joinops.clusters.registry import ClusterRegistry
 from joinops.settings import FileConfig, Secrets, Settings, build_settings
 from kubesim import World
+from tests.support import session_redis
 
 
 def config_dict(world: World, kubeconfig: Path, **overrides: Any) -> dict[str, Any]:
@@ -45,10 +46,11 @@ def write_config(world: World, directory: Path, **overrides: Any) -> Path:
 
 
 def settings_for(
-    world: World, directory: Path, redis_url: str = "redis://127.0.0.1:6379/9", **overrides: Any
+    world: World, directory: Path, redis_url: str | None = None, **overrides: Any
 ) -> Settings:
     raw = config_dict(world, directory / "kubeconfig", **overrides)
-    return build_settings(FileConfig.model_validate(raw), Secrets(redis_url=redis_url))
+    url = redis_url or session_redis.url()
+    return build_settings(FileConfig.model_validate(raw), Secrets(redis_url=url))
 
 
 def registry_for(world: World, directory: Path, **overrides: Any) -> ClusterRegistry:

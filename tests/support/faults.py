@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
 import subprocess
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import redis
 from kubernetes import client
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 from rq.job import Job
 
+from joinops.private_redis import PrivateRedis
 from joinops.requests.events import Event
 from kubesim.cluster import Cluster
 from kubesim.faults import Fault
@@ -143,100 +138,13 @@ def finals(history: list[Event]) -> list[Event]:
     return [e for e in history if e.is_final]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class RedisServer:
-    """A private `redis-server` with an append-only file in `directory`, fsynced on every write.
-
-    `restart()` shuts it down (SHUTDOWN, which flushes the AOF) and starts it again on the same
-    port and directory, as an operator's restart or a rescheduled Redis pod would.
-    """
+class RedisServer(PrivateRedis):
+    """A private `redis-server` with an append-only file in `directory`, fsynced on every write:
+    `restart()` (SHUTDOWN, then the same port and directory) loses nothing, as an operator's
+    restart or a rescheduled Redis pod with a volume would."""
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen[bytes] | None = None
-        self.binary = shutil.which("redis-server") or "redis-server"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                self.binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(self.directory),
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--save",
-                "",
-                "--daemonize",
-                "no",
-            ],
-            stdout=(self.directory / "redis.log").open("ab"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self._until(lambda: self._answers(), "redis-server did not start")
-
-    def shutdown(self) -> None:
-        assert self.process is not None
-        client = self._client(socket_timeout=5)
-        try:
-            client.shutdown()
-        except redis.ConnectionError:
-            pass  # it closes the connection as it goes
-        finally:
-            client.close()
-        self.process.wait(timeout=10)
-
-    def restart(self, down_seconds: float = 0.0) -> None:
-        """Shut down, stay down `down_seconds` (the outage is the fault), start again."""
-        self.shutdown()
-        if down_seconds:
-            time.sleep(down_seconds)
-        self.start()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, 9)
-                self.process.wait(timeout=10)
-
-    def _answers(self) -> bool:
-        client = self._client(socket_timeout=1)
-        try:
-            return bool(client.ping())
-        except redis.RedisError:
-            return False
-        finally:
-            client.close()
-
-    def _client(self, socket_timeout: float) -> redis.Redis:
-        """A client that tries once: redis-py's default retries would hide how long it took."""
-        return redis.Redis(
-            port=self.port, socket_timeout=socket_timeout, retry=Retry(NoBackoff(), 0)
-        )
-
-    def _until(self, predicate: Callable[[], bool], message: str, timeout: float = 10) -> None:
-        # redis-server announces readiness only in its log: poll the port, briefly
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            assert self.process is not None and self.process.poll() is None, message
-            assert time.monotonic() < deadline, message
-            time.sleep(0.02)
+        super().__init__(directory, durable=True)
 
 
 class Supervisor:
