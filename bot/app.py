@@ -82,11 +82,13 @@ def build_app(
     web_client: WebClient | None = None,
     context: BotContext | None = None,
     listener_executor: Executor | None = None,
+    work_pool: Executor | None = None,
     store_watch: StoreWatch | None = None,
     clock: Callable[[], float] = time.time,
 ) -> App:
     """The bolt App. Pass `context` to share it with a relay, and `store_watch` to share the
-    watch of Redis that the acks read; otherwise each is built."""
+    watch of Redis that the acks read; otherwise each is built. `listener_executor` runs bolt's
+    listeners, `work_pool` the work after an ack: whoever passes them shuts them down."""
     ctx = context or build_context(
         settings, redis=redis, clusters=clusters, web_client=web_client, clock=clock
     )
@@ -109,7 +111,7 @@ def build_app(
     watch = store_watch or StoreWatch(StoreProbe(settings.secrets.redis_url))
     app.use(StoreCheck(watch, settings.cluster_names, executor).check)
     app.use(Access(ctx, executor).check)
-    commands = SlashCommands(ctx)
+    commands = SlashCommands(ctx, work_pool)
     approval = Approval(ctx)
     app.command(COMMAND)(commands.on_command)
     arrival_buttons = ArrivalButtons(ctx, commands.migrations)

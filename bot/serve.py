@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 BACKLOG = 1024  # pending connections the kernel queues for us
 HTTP_THREADS = 16  # requests served at once; each holds a thread only until bolt's ack
+STOP_SECONDS = 30  # for the server loop and its request threads to end once told to stop
 
 
 @dataclass
@@ -107,9 +108,11 @@ class HttpServer:
                 server.trigger.pull_trigger(lambda: close_all(server._map, ignore_all=True))
             except OSError:  # the loop already closed its trigger: close from here instead
                 server.close()
-            self._thread.join(5)
+            self._thread.join(STOP_SECONDS)
         else:
             server.close()
+        # the request threads: waitress leaves them waiting for tasks unless told to end
+        server.task_dispatcher.shutdown(timeout=STOP_SECONDS)
 
 
 def run(

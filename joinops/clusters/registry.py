@@ -105,6 +105,14 @@ class ClusterRegistry:
             self._built[name] = _Built(fingerprint, cluster)  # the newest stat, unread again
             return cluster
 
+    def close(self) -> None:
+        """Closes every client's connections (a stopping bot or worker): nothing keeps a
+        connection to an API server open once its owner is done."""
+        with self._lock:
+            built, self._built = list(self._built.values()), {}
+        for entry in built:
+            entry.cluster.api_client.close()
+
     def pinned(self, names: list[str]) -> PinnedClusters:
         """Clients for `names` as the files are now (ConfigError if one cannot be used); kept
         unchanged for the pinned view's life, whatever happens to the files meanwhile."""

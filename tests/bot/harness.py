@@ -127,6 +127,7 @@ class BotHarness:
             self.settings, redis=self.redis, clusters=ClusterRegistry(self.settings), clock=clock
         )
         self.executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix="test-bot")
+        self.work_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="test-bot-work")
         # what the acks know of Redis (a PING every half second): tests that stop Redis wait on it
         self.store_watch = StoreWatch(StoreProbe(redis_url))
         self.app = build_app(
@@ -135,6 +136,7 @@ class BotHarness:
             clusters=self.ctx.clusters,
             context=self.ctx,
             listener_executor=self.executor,
+            work_pool=self.work_pool,
             store_watch=self.store_watch,
         )
         # A consumer group of its own: a module's tests may share one Redis database.
@@ -165,12 +167,14 @@ class BotHarness:
             self.server.stop()
         finally:  # whatever failed above, no thread of this bot may outlive its test
             self.executor.shutdown(wait=True)
+            self.work_pool.shutdown(wait=True)  # work waiting for a check: the worker answers
             if self.check_worker is not None:
                 self.check_worker.stop()
             self.store_watch.close()
             self.relay.stop()
             if self.arrivals is not None:
                 self.arrivals.stop()
+            self.ctx.clusters.close()
             self.redis.close()
 
     # ---- Slack in --------------------------------------------------------------------------

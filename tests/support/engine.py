@@ -102,16 +102,19 @@ def start_worker(
     )
 
 
+STOP_SECONDS = 60  # SIGTERM to exit: a warm shutdown ends its job first, on a machine 10x busier
+
+
 def kill_worker(process: subprocess.Popen[bytes]) -> None:
     os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
+    process.wait(timeout=STOP_SECONDS)
 
 
 def stop_worker(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=STOP_SECONDS)
         except subprocess.TimeoutExpired:
             kill_worker(process)
 
