@@ -5,8 +5,8 @@ with the test's settings installed as the engine context its jobs use.
 RQ's worker installs signal handlers and bounds a job with SIGALRM, which only the main thread
 may do: the thread's worker installs none and bounds jobs with a timer. RQ stops a worker by a
 signal that interrupts its wait for a job; here `stop()` asks it to stop and queues `leave`, a
-job that does nothing, so the wait ends at once (and, should another worker take that job, the
-worker ends after `IDLE` seconds without one). A worker whose Redis went away (tests that stop
+job that does nothing, on a queue of this worker's own (a `joinops worker` process of the same
+test also takes checks: it must not take the leave), so the wait ends at once. A worker whose Redis went away (tests that stop
 Redis) waits for it as `joinops worker` does, a second at a time rather than up to a minute.
 """
 
@@ -16,7 +16,7 @@ import itertools
 import threading
 
 import redis
-from rq import SimpleWorker
+from rq import Queue, SimpleWorker
 from rq.timeouts import TimerDeathPenalty
 
 from joinops.asking import checks_queue
@@ -25,7 +25,7 @@ from workers import context
 from workers.context import EngineContext
 
 IDLE = 5  # seconds a worker waits for a job before it ends (and, unless stopped, is renewed)
-STOP_WAIT = IDLE + 2  # seconds `stop()` waits for the thread to end
+STOP_WAIT = 60  # seconds `stop()` waits for the thread to end: its job's end, on a busy machine
 _names = itertools.count(1)
 
 
@@ -53,6 +53,7 @@ class CheckWorker:
         self._stopping = threading.Event()
         self._worker: _ThreadWorker | None = None
         self._lock = threading.Lock()
+        self._leave = Queue(f"test-checks-leave-{next(_names)}", connection=self._redis)
         self._thread = threading.Thread(target=self._run, name="test-checks", daemon=True)
         self._thread.start()
 
@@ -62,7 +63,7 @@ class CheckWorker:
                 if self._stopping.is_set():
                     return
                 self._worker = worker = _ThreadWorker(
-                    [checks_queue(self._redis)],
+                    [checks_queue(self._redis), self._leave],
                     connection=self._redis,
                     name=f"test-checks-{next(_names)}",
                 )
@@ -78,7 +79,7 @@ class CheckWorker:
             if self._worker is not None:
                 self._worker._stop_requested = True
         try:
-            checks_queue(self._redis).enqueue(leave, at_front=True, result_ttl=0, failure_ttl=60)
+            self._leave.enqueue(leave, result_ttl=0, failure_ttl=60)
         except redis.RedisError:
             pass  # no Redis, no wait for a job: the worker is ending by itself
         self._thread.join(STOP_WAIT)
