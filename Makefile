@@ -1,13 +1,19 @@
 # One target per task. `make test` is the README's test command and what .ci/run calls.
 PY ?= .venv/bin/python
 VENV ?= .venv
+# test processes in parallel, each with its own redis-server (0: all in this one)
+PYTEST_WORKERS ?= 4
 
-.PHONY: install lint typecheck test check chart-check image bench sandbox clean
+.PHONY: install lint typecheck test stress check chart-check image bench sandbox clean
 
 install:            ## create .venv and install joinops with its dev tools
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(MAKE) install
 
 lint:               ## ruff (lint and formatting) and lint-imports (the import contracts in pyproject)
 	$(VENV)/bin/ruff check .
@@ -17,8 +23,13 @@ lint:               ## ruff (lint and formatting) and lint-imports (the import c
 typecheck:          ## mypy on every package
 	$(VENV)/bin/mypy
 
-test:               ## the whole test suite (needs Redis at REDIS_URL, default localhost:6379)
-	$(VENV)/bin/pytest -q
+test: $(VENV)/.installed  ## the whole suite, in parallel; each test process starts its own redis-server
+	scripts/test-tools.sh
+	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+
+stress: $(VENV)/.installed  ## the suite 3 times under two CPU hogs; writes docs/stress.md
+	scripts/test-tools.sh
+	scripts/stress-tests.sh
 
 check: lint typecheck test
 

@@ -1,30 +1,41 @@
 #!/usr/bin/env bash
 # Smoke tests of the built image with podman (`make image`, after scripts/build-image.sh):
-#   joinops --version; joinops health against the host's Redis (host network); joinops serve --http
+#   joinops --version; joinops health against a private Redis (host network); joinops serve --http
 #   answering /healthz; joinops worker --burst starting and exiting cleanly; joinops plan against
 #   the sandbox's simulated clusters served from the host (scripts/image_hosts.py, with a fake
 #   Slack for the bot); the image's labels agree with the chart; nothing to build with inside.
-# A failed check prints the container's output. Needs Redis on the host (REDIS_URL's server; the
-# smoke tests use and flush its database 7).
+# A failed check prints the container's output. Redis: a private redis-server on a free loopback
+# port, stopped at the end (JOINOPS_SMOKE_REDIS_URL names a database to use and flush instead).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:/sbin" CONTAINERS_CONF="$PWD/scripts/containers.conf"
 
 PY="${PY:-.venv/bin/python}"
-# The host's Redis (REDIS_URL's server), database 7, flushed first: the worker finds an empty queue.
-# (Databases 8 and 9 are the tests', 6 the benchmarks'.)
-host_redis="${REDIS_URL:-redis://127.0.0.1:6379/0}"
-REDIS_URL=$("$PY" - "$host_redis" <<'PY'
-import sys, urllib.parse
+redis_dir=$(mktemp -d)
+redis_pid=""
+if [ -n "${JOINOPS_SMOKE_REDIS_URL:-}" ]; then
+  REDIS_URL=$JOINOPS_SMOKE_REDIS_URL
+else
+  port=$("$PY" -c 'from joinops.private_redis import free_port; print(free_port())')
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$redis_dir" --save "" --appendonly no \
+    --daemonize no >"$redis_dir/redis.log" 2>&1 &
+  redis_pid=$!
+  trap 'kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null; rm -rf "$redis_dir"' EXIT
+  REDIS_URL="redis://127.0.0.1:$port/0"
+fi
+"$PY" - "$REDIS_URL" <<'PY'
+import sys, time
 import redis
-url = urllib.parse.urlparse(sys.argv[1])._replace(path="/7").geturl()
-try:
-    redis.Redis.from_url(url, socket_timeout=2).flushdb()
-except redis.RedisError as e:
-    sys.exit(f"image-smoke: Redis at {sys.argv[1]} does not answer: {e}")
-print(url)
+deadline = time.monotonic() + 30
+while True:  # redis-server says it is ready only in its log: ask it
+    try:
+        redis.Redis.from_url(sys.argv[1], socket_timeout=2).flushdb()
+        break
+    except redis.RedisError as e:
+        if time.monotonic() > deadline:
+            sys.exit(f"image-smoke: Redis does not answer: {e}")
+        time.sleep(0.05)
 PY
-)
 [ -f .cache/image/build.env ] || { echo "image-smoke: no image built yet: run make image" >&2; exit 1; }
 # shellcheck source=/dev/null
 . .cache/image/build.env  # IMAGE, from scripts/build-image.sh
@@ -34,6 +45,9 @@ hosts_pid=""
 serve_name="joinops-smoke-serve-$$"
 cleanup() {
   podman rm --force --ignore "$serve_name" >/dev/null 2>&1 || true
+  [ -z "$redis_pid" ] || kill "$redis_pid" 2>/dev/null || true
+  [ -z "$redis_pid" ] || wait "$redis_pid" 2>/dev/null || true
+  rm -rf "$redis_dir"
   [ -z "$hosts_pid" ] || kill "$hosts_pid" 2>/dev/null || true
   [ -z "$hosts_pid" ] || wait "$hosts_pid" 2>/dev/null || true
   rm -rf "$work"
@@ -82,7 +96,7 @@ else
   fail "what the final image holds (want uid 10001 and nothing else listed)" "$work/inside"
 fi
 
-# 2. health: the host's Redis answers.
+# 2. health: the Redis answers.
 if run "$work/health" "$IMAGE" health; then ok "joinops health against $REDIS_URL"; else
   fail "joinops health against $REDIS_URL" "$work/health"
 fi
