@@ -14,6 +14,7 @@ pytest.register_assert_rewrite("tests.support")  # its helpers assert; its plugi
 
 import redis  # noqa: E402
 
+from joinops import metrics  # noqa: E402
 from kubesim import World  # noqa: E402
 from tests.support import session_redis  # noqa: E402
 from tests.support.clusters import add_standard_clusters, settings_for  # noqa: E402
@@ -27,6 +28,15 @@ pytest_plugins = ["tests.support.session_redis", "tests.support.leftovers", "pyt
 @pytest.fixture
 def redis_url() -> str:
     return session_redis.url()
+
+
+@pytest.fixture(autouse=True)
+def metrics_per_test() -> None:
+    """The process-wide Prometheus counters start empty for each test: what a test reads of
+    them is what it did."""
+    for family in (metrics.TRANSITIONS, metrics.KUBE_ERRORS, metrics.SLACK_ERRORS):
+        family.clear()
+    metrics.STEP_SECONDS.clear()
 
 
 @pytest.fixture(scope="module")

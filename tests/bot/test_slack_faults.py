@@ -18,12 +18,14 @@ import pytest
 import redis
 
 from bot import slack_retry
-from joinops.metrics import SLACK_ERRORS
 from joinops.requests.lifecycle import State
 from kubesim import NodeSpec, World
 from tests.bot.harness import APPROVER, REQUESTER
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
+from tests.support.metrics import sample
+
+POST_ERRORS = "joinops_slack_api_errors_total"
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +102,7 @@ def test_slack_failing_for_a_while_delays_replies_but_keeps_them_in_order_and_on
     monkeypatch.setattr(slack_retry, "FIRST_PAUSE", 0.02)
     sim = bot.sim
     faults = []
-    errors_before = SLACK_ERRORS.labels("chat.postMessage")._value.get()
+    errors_before = sample(POST_ERRORS, method="chat.postMessage")
 
     def disturb(stage: str) -> None:
         if stage == "approving":  # the approval's reply and the message update
@@ -120,4 +122,4 @@ def test_slack_failing_for_a_while_delays_replies_but_keeps_them_in_order_and_on
     assert disturbed == quiet  # late, but every reply, once, in the same order
     assert bot.request(request_id).state is State.SUCCEEDED
     met = sum(f.hits for f in faults if f.method == "chat.postMessage")
-    assert SLACK_ERRORS.labels("chat.postMessage")._value.get() - errors_before == met
+    assert sample(POST_ERRORS, method="chat.postMessage") - errors_before == met

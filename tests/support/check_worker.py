@@ -6,8 +6,9 @@ RQ's worker installs signal handlers and bounds a job with SIGALRM, which only t
 may do: the thread's worker installs none and bounds jobs with a timer. RQ stops a worker by a
 signal that interrupts its wait for a job; here `stop()` asks it to stop and queues `leave`, a
 job that does nothing, on a queue of this worker's own (a `joinops worker` process of the same
-test also takes checks: it must not take the leave), so the wait ends at once. A worker whose Redis went away (tests that stop
-Redis) waits for it as `joinops worker` does, a second at a time rather than up to a minute.
+test also takes checks: it must not take the leave), so the wait ends at once. A worker whose
+Redis went away (tests that stop Redis) waits for it as `joinops worker` does, a second at a
+time rather than up to a minute.
 """
 
 from __future__ import annotations
