@@ -34,6 +34,9 @@ from joinops.queue import queue
 from joinops.requests.store import Request
 from joinops.settings import FileConfig, Secrets, Settings, build_settings
 from kubesim import World
+from kubesim.cluster import Cluster
+from kubesim.http_messages import Request as ClusterRequest
+from kubesim.http_messages import Response as ClusterResponse
 from slacksim.server import SlackSim
 from slacksim.signing import CHANNEL_ID, Delivery, block_actions_body, deliver, slash_command_body
 from tests.support.check_worker import CheckWorker
@@ -41,6 +44,11 @@ from tests.support.clusters import config_dict, write_config
 from tests.support.engine import start_worker, stop_worker
 
 SECRET = "bot-test-signing-secret"
+# Slack's contract, not a measure of the bot: a slash command or an interaction that is not
+# acknowledged within 3000 ms shows the person an error ("operation_timeout"), whatever comes
+# after. Tests prove an ack waits on nothing by holding what it must not wait for (slacksim's
+# `sim.holds`, `HeldClusterRequest`); this bound is only for an ack nothing can be held against.
+SLACK_ACK_DEADLINE = 3.0
 # slacksim enforces Slack's rate tiers this many times faster than Slack, and the bot keeps to
 # them at the same scale: every test meets the limits' shape without waiting Slack's minutes.
 SLACK_SPEED = 10.0
@@ -93,6 +101,69 @@ def buttons(message: dict[str, Any]) -> list[tuple[str, str]]:
         if block.get("type") == "actions"
         for element in block.get("elements", [])
     ]
+
+
+class HeldClusterRequest:
+    """The first request to one of `clusters` that matches (`method`, a `path` fragment),
+    held before the simulated API server acts on it until `release()`: a cluster as slow as the
+    test wants, without a latency to guess. The test sends a command, sees its ack while the
+    worker's check is still inside this request, then lets it go. A context manager: leaving it
+    releases the request (whatever failed) and puts the clusters' `serve` back."""
+
+    HELD_AT_MOST = 60.0  # a test that never releases: the server thread gives up, not hangs
+
+    def __init__(self, clusters: list[Cluster], method: str = "GET", path: str = "") -> None:
+        self.method, self.path = method, path
+        self.arrived = threading.Event()
+        self.caught: tuple[str, str] | None = None  # (cluster, path) of the held request
+        self._let_go = threading.Event()
+        self._lock = threading.Lock()
+        self._patched: list[tuple[Cluster, Any, Any]] = []  # (cluster, its own serve, ours)
+        for cluster in clusters:
+            ours = self._serving(cluster, cluster.serve)
+            self._patched.append((cluster, cluster.__dict__.get("serve"), ours))
+            cluster.serve = ours  # type: ignore[method-assign]
+
+    def _serving(
+        self, cluster: Cluster, serve: Callable[[ClusterRequest], ClusterResponse]
+    ) -> Callable[[ClusterRequest], ClusterResponse]:
+        def serving(req: ClusterRequest) -> ClusterResponse:
+            if self._catches(cluster, req):
+                self.arrived.set()
+                self._let_go.wait(self.HELD_AT_MOST)
+            return serve(req)
+
+        return serving
+
+    def _catches(self, cluster: Cluster, req: ClusterRequest) -> bool:
+        if req.method != self.method or self.path not in req.path:
+            return False
+        with self._lock:
+            if self.caught is not None:
+                return False
+            self.caught = (cluster.name, req.path)
+            return True
+
+    def wait_arrived(self, timeout: float = 30.0) -> None:
+        if not self.arrived.wait(timeout):
+            raise TimeoutError(f"no {self.method} {self.path!r} came within {timeout} s")
+
+    def release(self) -> None:
+        self._let_go.set()
+        for cluster, own, ours in self._patched:
+            if cluster.__dict__.get("serve") is not ours:
+                continue  # patched again since (HeldCall): ours stays, passing every request
+            if own is None:
+                del cluster.serve
+            else:
+                cluster.serve = own  # type: ignore[method-assign]
+        self._patched = []
+
+    def __enter__(self) -> HeldClusterRequest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 class BotHarness:

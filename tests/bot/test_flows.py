@@ -16,7 +16,16 @@ from joinops.requests.events import EventKind, RedisEventLog
 from joinops.requests.lifecycle import State
 from joinops.requests.steprecords import Outcome
 from kubesim import NodeSpec, World
-from tests.bot.harness import APPROVER, APPROVER2, GROUP_MEMBER, REQUESTER, buttons, text_of
+from tests.bot.harness import (
+    APPROVER,
+    APPROVER2,
+    GROUP_MEMBER,
+    REQUESTER,
+    HeldClusterRequest,
+    ack_text,
+    buttons,
+    text_of,
+)
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
 
@@ -75,8 +84,13 @@ def _block_drain(world: World, node: str, app: str) -> None:
 
 
 def test_worker_migration_from_command_to_outcome_in_the_thread(bot, world):
-    delivery, _ = bot.slash("a-w-1 from clusterA to clusterB")
-    assert delivery.status == 200 and delivery.elapsed < 1.0
+    source = [world.cluster("clusterA")]
+    # the check's read of the node waits until the ack has come: the ack waits on no cluster
+    with HeldClusterRequest(source, path="/api/v1/nodes/a-w-1") as check:
+        delivery, _ = bot.slash("a-w-1 from clusterA to clusterB")
+        assert delivery.status == 200 and "Checking" in ack_text(delivery)
+        check.wait_arrived()
+        assert bot.messages() == []
 
     message = bot.wait_message()
     request = bot.request_from_message(message)
@@ -93,8 +107,12 @@ def test_worker_migration_from_command_to_outcome_in_the_thread(bot, world):
     assert request.state is State.PENDING and request.message_ts == message["ts"]
     assert request.channel and request.expires_at > request.created_at
 
-    clicked, click_rid = bot.approve(request.id)
-    assert clicked.status == 200 and clicked.elapsed < 1.0
+    # the approval's re-check of the rules, held likewise: the click is acked before it
+    with HeldClusterRequest(source, path="/api/v1/nodes/a-w-1") as recheck:
+        clicked, click_rid = bot.approve(request.id)
+        assert clicked.status == 200
+        recheck.wait_arrived()
+        assert bot.request(request.id).state is State.PENDING  # decided after the re-check
     replies = bot.wait_thread(request.id, _final)
 
     assert replies[0].startswith(f"Approved by <@{APPROVER}> at <!date^")

@@ -17,6 +17,7 @@ from tests.bot.harness import (
     GROUP_MEMBER,
     REQUESTER,
     STRANGER,
+    HeldClusterRequest,
     ack_text,
     buttons,
     text_of,
@@ -226,10 +227,16 @@ def test_bad_input_is_answered_in_the_ack_with_the_form_to_type(bot, text, expec
     ],
 )
 def test_ignition_several_nodes_and_whole_clusters_are_answered_in_the_channel(
-    bot, text, ack, header
+    bot, world, text, ack, header
 ):
-    delivery, _ = bot.slash(text)
-    assert delivery.elapsed < 0.5 and ack in ack_text(delivery)
+    clusters = list(world.clusters.values())
+    with HeldClusterRequest(clusters) as read:  # the check's first cluster read waits for us
+        delivery, _ = bot.slash(text)
+        # acknowledged while the worker's check was still inside that read: the ack waits on
+        # no cluster
+        assert delivery.status == 200 and ack in ack_text(delivery)
+        read.wait_arrived()
+        assert bot.messages() == []
     message = bot.wait_message(timeout=20)
     assert text_of(message).startswith(header)
 
@@ -245,9 +252,11 @@ def test_help(bot):
 
 def test_clusters_are_surveyed_after_the_ack(bot, world):
     world.cluster("bare").faults.add(reachable=False)
-    world.cluster("clusterA").faults.add(latency_seconds=1.0)
-    delivery, rid = bot.slash("clusters")
-    assert delivery.elapsed < 0.5 and "Asking each cluster" in ack_text(delivery)
+    with HeldClusterRequest([world.cluster("clusterA")]) as slow:  # clusterA as slow as we like
+        delivery, rid = bot.slash("clusters")
+        assert delivery.status == 200 and "Asking each cluster" in ack_text(delivery)
+        slow.wait_arrived()  # the survey is under way, waiting for clusterA: no answer yet
+        assert bot.sim.responses(rid) == []
     answer = bot.wait_answer(rid)
     assert "*clusterB*: v1.32.2, 3 nodes (1 control planes), endpoint `cp.b.test:6443`" in answer
     assert "*clusterA*: v1.31.4, 6 nodes" in answer
@@ -255,10 +264,13 @@ def test_clusters_are_surveyed_after_the_ack(bot, world):
 
 
 def test_a_slow_cluster_never_delays_the_ack(bot, world):
-    world.cluster("clusterA").faults.add(latency_seconds=1.0)
-    delivery, _ = bot.slash("a-w-1 from clusterA to clusterB")
-    assert delivery.elapsed < 0.5
-    assert "Checking `a-w-1` in clusterA and clusterB" in ack_text(delivery)
+    # clusterA does not answer the check's read of the node until the ack has come
+    with HeldClusterRequest([world.cluster("clusterA")], path="/api/v1/nodes/a-w-1") as slow:
+        delivery, _ = bot.slash("a-w-1 from clusterA to clusterB")
+        assert delivery.status == 200
+        assert "Checking `a-w-1` in clusterA and clusterB" in ack_text(delivery)
+        slow.wait_arrived()
+        assert bot.messages() == []
     bot.wait_message(timeout=20)
 
 

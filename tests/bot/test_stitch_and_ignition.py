@@ -26,7 +26,15 @@ from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.rules import batch as batches
 from kubesim import NodeSpec, World
-from tests.bot.harness import APPROVER, REQUESTER, buttons, text_of, until
+from tests.bot.harness import (
+    APPROVER,
+    REQUESTER,
+    HeldClusterRequest,
+    ack_text,
+    buttons,
+    text_of,
+    until,
+)
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
 
@@ -326,12 +334,18 @@ def test_a_deletion_slack_fails_is_tried_again_and_a_file_deleted_by_hand_is_don
     assert bot.relay.idle(10) and deleted().count(True) == 1
 
     ahead[0] += expiry.RETRY + 1  # a minute later: the failed one again
-    until(lambda: all(deleted()), 10)
+    dms = {u.channel_id for u in bot.sim.uploads}
+
+    def said() -> list[str]:
+        return [text_of(m) for dm in dms for m in bot.sim.messages(dm or "").values()]
+
+    # the DM is a deletion's last step (after its record and the pending set): wait for both
+    until(lambda: sum(":wastebasket:" in s for s in said()) >= 2, 30)
+    assert all(deleted())
     assert all(u.deleted for u in bot.sim.uploads)
     assert [bot.redis.zscore(expiry.PENDING, i) for i in ids] == [None, None]
-    dms = {u.channel_id for u in bot.sim.uploads}
-    said = [text_of(m) for dm in dms for m in bot.sim.messages(dm or "").values()]
-    assert sum(":wastebasket:" in s for s in said) == 2  # each DM says so, once
+    assert bot.relay.idle(10)
+    assert sum(":wastebasket:" in s for s in said()) == 2  # each DM says so, once
 
 
 # ---- batches -----------------------------------------------------------------------------------
@@ -340,8 +354,12 @@ def test_a_deletion_slack_fails_is_tried_again_and_a_file_deleted_by_hand_is_don
 def test_three_single_node_clusters_are_stitched_into_one_with_one_table_and_one_approval(
     bot, world
 ):
-    delivery, _ = bot.slash("node-1 node-2 node-3 to clusterB")
-    assert delivery.elapsed < 1.0
+    # host-1 answers the planning's read of node-1 only once the ack has come
+    with HeldClusterRequest([world.cluster("host-1")], path="/api/v1/nodes/node-1") as read:
+        delivery, _ = bot.slash("node-1 node-2 node-3 to clusterB")
+        assert delivery.status == 200 and "Looking for 3 nodes" in ack_text(delivery)
+        read.wait_arrived()
+        assert bot.messages() == []
     message = bot.wait_message(timeout=20)
     batch = bot.request_from_message(message)
     shown = text_of(message)

@@ -23,7 +23,16 @@ from bot.texts import access as access_texts
 from joinops.requests.lifecycle import State
 from joinops.requests.store import ACTIVE, PREFIX, Request, RequestStore
 from slacksim.signing import Delivery, block_actions_body, deliver
-from tests.bot.harness import APPROVER, CHANNEL, SECRET, ack_text, buttons, text_of, until
+from tests.bot.harness import (
+    APPROVER,
+    CHANNEL,
+    SECRET,
+    SLACK_ACK_DEADLINE,
+    ack_text,
+    buttons,
+    text_of,
+    until,
+)
 from tests.support.faults import HeldCall, RedisServer
 
 ASK = "a-w-1 from clusterA to clusterB"
@@ -112,7 +121,8 @@ def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
     redis_server.shutdown()
     until(bot.store_watch.problem, 5)  # the acks read what the watch's PINGs last found
     delivery, rid = bot.slash("a-w-2 from clusterA to clusterB")
-    assert delivery.status == 200 and delivery.elapsed < 1.0
+    # Redis is gone, nothing to hold against: the refusal is the ack, within Slack's deadline
+    assert delivery.status == 200 and delivery.elapsed < SLACK_ACK_DEADLINE
     assert delivery.json()["response_type"] == "ephemeral"
     assert ack_text(delivery) == CANNOT
     for text in ("list", "status", f"cancel {request.id}", "clusters"):
@@ -120,7 +130,7 @@ def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
     assert "moves Kubernetes nodes" in ack_text(bot.slash("help")[0])
 
     clicked, click_rid = _approve(bot, request)  # harness.approve would read Redis itself
-    assert clicked.status == 200 and clicked.elapsed < 1.0
+    assert clicked.status == 200 and clicked.elapsed < SLACK_ACK_DEADLINE
     assert bot.wait_answer(click_rid) == CANNOT
     status, body = _health(bot)
     assert status == 503 and body.startswith("redis unreachable")
@@ -200,12 +210,13 @@ def test_a_hung_redis_never_holds_up_an_ack(make_bot, redis_server):
     assert redis_server.process is not None
     os.kill(redis_server.process.pid, signal.SIGSTOP)  # Redis accepts, and answers nothing
     try:
+        # Redis answers nothing until SIGCONT: an ack that asked it would never come (Slack
+        # would give up, and `deliver` with it). Both acks came: they asked Redis nothing.
         delivery, _ = bot.slash(ASK)
-        assert delivery.status == 200 and delivery.elapsed < 1.0  # the ack asked Redis nothing
-        assert "Checking" in ack_text(delivery)
+        assert delivery.status == 200 and "Checking" in ack_text(delivery)
         until(bot.store_watch.problem, 10)  # the watch's PING timed out meanwhile
         refused, _ = bot.slash("a-w-2 from clusterA to clusterB")
-        assert ack_text(refused) == CANNOT and refused.elapsed < 1.0
+        assert refused.status == 200 and ack_text(refused) == CANNOT
     finally:
         os.kill(redis_server.process.pid, signal.SIGCONT)
     # the first command's work waited for Redis: once it answers, the request is made

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from joinops.requests.lifecycle import State
@@ -37,17 +35,16 @@ def test_a_permission_denied_is_reported_at_once_and_the_node_left_as_it_was(
     ctx = make_ctx(timeouts={"drain": "60s"})
     request = approved_request(ctx, NODE, "clusterA", "clusterB")
 
-    started = time.monotonic()
     assert run_request(ctx, request.id) is State.FAILED
-    took = time.monotonic() - started
 
-    # at once: not after retries, nor at the drain's timeout (60 s)
-    assert took < 5, took
+    # at once: each refused call made once, never retried, and no step tried again (what the
+    # drain's 60 s would have been spent on); the outcome is the refusal, not a timeout
     history = ctx.reporter.history(request.id)
     assert not [e for e in history if e.kind == "step-retrying"]
     refused = [r for r in world.cluster(cluster).requests if r.status == 403]
     expected = len(PODS) if step == "drain" else 1  # each refused call made once
     assert len(refused) == expected, [(r.method, r.path) for r in refused]
+    assert len({r.path for r in refused}) == expected  # not one of them twice
 
     # what is missing, on which cluster, and where the node is
     final = ctx.store.get(request.id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 from kubernetes import client
 
@@ -13,19 +12,14 @@ from kubesim import NodeSpec, World
 def test_ten_thousand_nodes() -> None:
     with World() as world:
         big = world.add_cluster("big", nodes=[NodeSpec("cp-1", role="control-plane")])
-        started = time.monotonic()
-        big.add_nodes(10_000, prefix="w")
-        assert time.monotonic() - started < 5
+        big.add_nodes(10_000, prefix="w")  # how fast: bench/ (check_cost at 10,000 nodes)
         core = client.CoreV1Api(big.api_client())
 
-        started = time.monotonic()
         everything = core.list_node(_preload_content=False).data
-        assert everything.count(b'"kind":"Node"') == 10_001 and time.monotonic() - started < 5
+        assert everything.count(b'"kind":"Node"') == 10_001
 
-        started = time.monotonic()
         control_planes = core.list_node(label_selector="node-role.kubernetes.io/control-plane")
         one = core.list_node(label_selector="kubernetes.io/hostname=w-5000")
-        assert time.monotonic() - started < 0.5
         assert [n.metadata.name for n in control_planes.items] == ["cp-1"]
         assert [n.metadata.name for n in one.items] == ["w-5000"]
 
