@@ -19,6 +19,22 @@ from workers.periodic import Periodic
 from workers.recovery import recovery_pass, resume_orphans
 
 RECHECK_SWEEP = 0.1  # seconds between looks for due re-checks: how late a parked step wakes
+COMMANDS_WAKE = 1.0  # seconds: how often RQ's command listener thread looks whether to end
+
+
+class _Worker(SimpleWorker):
+    """RQ's SimpleWorker, its command listener (the thread on the worker's pubsub channel) waking
+    every COMMANDS_WAKE seconds instead of RQ's 60. RQ stops that thread at shutdown and redis-py
+    (8.x) waits for it to end; when the thread has already handled the UNSUBSCRIBE before being
+    told to stop, it waits out its whole sleep first, so a SIGTERM to an idle worker could take a
+    minute to end it."""
+
+    def subscribe(self) -> None:
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(
+            sleep_time=COMMANDS_WAKE, daemon=True, exception_handler=self._pubsub_exception_handler
+        )
 
 
 def run_worker(
@@ -52,7 +68,7 @@ def run_worker(
             "joinops-rechecks", RECHECK_SWEEP, lambda: enqueue_due_rechecks(ctx.redis, settings)
         ).start(),
     ]
-    worker = SimpleWorker(
+    worker = _Worker(
         [CHECKS_QUEUE, QUEUE],  # the bot's checks first: someone waits for each, briefly
         connection=ctx.redis,
         name=name or f"joinops-{os.uname().nodename}-{os.getpid()}",
