@@ -88,7 +88,8 @@ class Approval:
     ) -> None:
         user = str(body["user"]["id"])
         request_id = str(body["actions"][0].get("value") or "")
-        request = self.ctx.store.get(request_id) if is_request_id(request_id) else None
+        # a click can come before the record of the message it is on: get_clicked waits for it
+        request = self.ctx.store.get_clicked(request_id) if is_request_id(request_id) else None
         if request is None:  # only approvers get here: bot/access.py stands in front
             answer: str | None = answers_texts.unknown_request(request_id)
         else:

@@ -135,6 +135,18 @@ class StoreCheck:
 # ---- a request and its message: both, or neither -----------------------------------------------
 
 
+def posting(ctx: BotContext, request: Request) -> bool:
+    """Right before a request message is posted, its record written after it: does Redis answer
+    now? If so the request is said to be posting, so that a click quicker than its record waits
+    for it (`RequestStore.get_clicked`) rather than finding no such request."""
+    try:
+        ctx.store.posting(request.id)
+    except redis.RedisError as e:
+        log.warning("not posting a request: the state store is unreachable: %s", e)
+        return False
+    return True
+
+
 def store_answers(ctx: BotContext) -> bool:
     """Does Redis answer now? Asked right before posting a request message."""
     try:

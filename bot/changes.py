@@ -40,7 +40,7 @@ class Changes:
 
     def _request_for(self, user: str, request_id: str, action: str) -> Request | str:
         """The request `user` may `action`, or the answer saying why not."""
-        request = self.ctx.store.get(request_id)
+        request = self.ctx.store.get_clicked(request_id)  # the Cancel button may outrun it
         if request is None:
             return answers_texts.unknown_request(request_id)
         if not self.ctx.may_act_on(user, request.requester):

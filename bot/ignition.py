@@ -25,7 +25,7 @@ import logging
 
 import redis
 
-from bot.availability import store_answers
+from bot.availability import posting
 from bot.context import BotContext
 from bot.ignition_expiry import FileExpiry
 from bot.message import SLACK_ERRORS, RequestMessages, slack_error
@@ -88,7 +88,7 @@ class Ignitions:
             expires_at=now + ctx.settings.timeouts.approval.total_seconds(),
         )
         request.id = new_request_id()
-        if not store_answers(ctx):  # nothing is posted that could not be recorded
+        if not posting(ctx, request):  # nothing is posted that could not be recorded
             return access_texts.store_unreachable()
         try:
             request.message_ts = self.messages.post_request(request)

@@ -8,7 +8,7 @@ approver until it expires.
 from __future__ import annotations
 
 from bot import loans, parsed
-from bot.availability import record_posted
+from bot.availability import posting, record_posted
 from bot.context import BotContext
 from bot.invocation import Invocation
 from bot.message import SLACK_ERRORS, RequestMessages, slack_error
@@ -89,6 +89,9 @@ class Migrations:
         lend_for = loans.loan_length(command, ctx.settings.policy)
         if lend_for is not None:
             request.extra[LOAN_SECONDS] = str(lend_for.total_seconds())
+        if not posting(ctx, request):  # a click quicker than the record waits for it
+            inv.tell(access_texts.store_unreachable())
+            return None
         try:
             request.message_ts = self.messages.post_request(request)
         except SLACK_ERRORS as e:

@@ -27,6 +27,9 @@ PREFIX = "joinops:request:"
 ACTIVE = "joinops:requests:active"
 ALL = "joinops:requests:all"
 OF_REQUESTER = "joinops:requests:of:"
+POSTING = "joinops:posting:"  # a request whose message is being posted: its record follows
+POSTING_SECONDS = 30  # the longest a click waits for the record of a message being posted
+CLICK_POLL = 0.05  # seconds between two looks for that record
 
 # KEYS: request hash, active set. ARGV: new state, allowed states, blocking flag, terminal?, id,
 # then field/value pairs.
@@ -164,6 +167,19 @@ class RequestStore:
         if not raw or b"id" not in raw:
             return None  # never stored, or only a stray field left after a flush
         return Request.from_hash({_s(k): _s(v) for k, v in raw.items()})
+
+    def posting(self, request_id: str) -> None:
+        """Say that the message of `request_id` is being posted. Its record is written once it
+        is posted (with its timestamp), so a click on its buttons can come before the record:
+        `get_clicked` then waits for it instead of finding no such request."""
+        self.redis.set(POSTING + request_id, 1, ex=POSTING_SECONDS)
+
+    def get_clicked(self, request_id: str) -> Request | None:
+        """`get`, for a click or a command naming a request: while its message is being posted
+        (`posting`), its record is waited for, at most POSTING_SECONDS."""
+        while (request := self.get(request_id)) is None and self.redis.exists(POSTING + request_id):
+            time.sleep(CLICK_POLL)
+        return request
 
     def transition(
         self, request_id: str, to: State, *, unless_flag: str = "", **fields: object
