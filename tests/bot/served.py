@@ -31,6 +31,9 @@ def healthy(url: str) -> bool:
         return False
 
 
+STOP_SECONDS = 150  # SIGTERM to exit: the longest Slack retry the bot waits out, and a margin
+
+
 class ServedBot:
     """`joinops serve --http` started and awaited until it answers /healthz; with `socket`,
     `joinops serve --health-port N` in Socket Mode, awaited until /livez answers (`url` is then
@@ -79,7 +82,8 @@ class ServedBot:
         """SIGTERM and the exit code."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(10)
+        # its last Slack update may be waiting out a 429 (bot/slack_retry.py): a busy machine's
+        return self.process.wait(STOP_SECONDS)
 
     def stop(self) -> None:
         if self.process.poll() is None:
