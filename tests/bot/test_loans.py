@@ -206,6 +206,8 @@ def test_a_double_click_on_extend_extends_once(bot):
     assert bot.answers(first) == []
     after = loans.get(request.id)
     assert after is not None and after.due_at == pytest.approx(before.due_at + 4 * HOUR)
+    # the first click's audit entry follows its change of the loan: waited for, then counted
+    until(lambda: "extended" in loan_actions(bot, request.id), 30)
     assert loan_actions(bot, request.id).count("extended") == 1
 
 
