@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from joinops.requests.audit import Action, AuditLog
-from tests.bot.harness import STRANGER, text_of
+from tests.bot.harness import STRANGER, text_of, until
 
 
 def approve_button(message: dict) -> dict:
@@ -40,7 +40,10 @@ def test_force_is_shown_and_the_approve_button_confirms_the_deletions(bot, world
     assert confirm["title"]["text"] == "Approve and delete 2 pods no controller will recreate?"
     assert confirm["confirm"]["text"] == "Approve and delete"
     assert request.force
-    requested = [e for e in AuditLog(bot.redis).entries() if e.action is Action.REQUESTED]
+    # the audit's entry follows the request's record
+    requested = until(
+        lambda: [e for e in AuditLog(bot.redis).entries() if e.action is Action.REQUESTED], 30
+    )
     assert [e.force for e in requested] == [True]
 
 
