@@ -190,7 +190,7 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients):
         self.request_log.finish(entry, bytes_out, seconds)
 
     def wait_for_requests(
-        self, predicate: Callable[[list[RequestRecord]], bool], timeout: float = 5.0
+        self, predicate: Callable[[list[RequestRecord]], bool], timeout: float = 60.0
     ) -> list[RequestRecord]:
         """Block until ``predicate(requests)`` holds, re-evaluated as each request is logged
         (answers that change no state, such as a refused eviction, wake no ``wait_for``)."""

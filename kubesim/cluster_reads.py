@@ -87,7 +87,7 @@ class ClusterReads:
                 return self._read(res, namespace, name)
         raise KeyError(resource)
 
-    def wait_for(self, predicate: Callable[[], T], timeout: float = 5.0) -> T:
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 60.0) -> T:
         """Block until ``predicate()`` is truthy (re-checked on every state change)."""
         return self.world.wait_for(predicate, timeout)
 

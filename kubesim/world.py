@@ -220,7 +220,7 @@ class World:
             self._version += 1
             self._changed.notify_all()
 
-    def wait_for(self, predicate: Callable[[], T], timeout: float = 5.0) -> T:
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 60.0) -> T:
         """Return ``predicate()`` once truthy; it is re-evaluated after every state change
         (without the world lock held, so it may even call the API). TimeoutError otherwise."""
         deadline = time.monotonic() + timeout

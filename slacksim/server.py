@@ -218,7 +218,7 @@ class SlackSim:
         with self._cond:
             return copy.deepcopy(self.workspace.responses)
 
-    def wait_for(self, predicate: Callable[[], T], timeout: float = 5.0) -> T:
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 60.0) -> T:
         """Block until `predicate()` is truthy, re-checking after every request the sim handles.
 
         Returns the truthy value; raises TimeoutError (listing the calls seen) after `timeout`
@@ -231,7 +231,7 @@ class SlackSim:
                 raise TimeoutError(f"condition not met within {timeout}s; calls seen: {seen}")
             return result
 
-    def wait_for_calls(self, method: str, count: int = 1, timeout: float = 5.0) -> list[Call]:
+    def wait_for_calls(self, method: str, count: int = 1, timeout: float = 60.0) -> list[Call]:
         """Wait until `method` was called at least `count` times; returns those calls."""
 
         def enough() -> list[Call]:

@@ -142,7 +142,7 @@ class SocketMode:
             live = [c for c in self.connections if c.open]
             return live[-1] if live else None
 
-    def wait_connected(self, count: int = 1, timeout: float = 10.0) -> Connection:
+    def wait_connected(self, count: int = 1, timeout: float = 60.0) -> Connection:
         """Wait until `count` connections were made in all and one is open; returns the newest."""
 
         def ready() -> Connection | None:
@@ -151,7 +151,7 @@ class SocketMode:
 
         return self._wait(ready, timeout, f"{count} Socket Mode connection(s)")
 
-    def wait_ack(self, envelope_id: str, timeout: float = 10.0) -> Json:
+    def wait_ack(self, envelope_id: str, timeout: float = 60.0) -> Json:
         """The client's ack of an envelope (its `payload` too, if it sent one)."""
         return self._wait(lambda: self.acks.get(envelope_id), timeout, f"ack of {envelope_id}")
 
@@ -170,7 +170,7 @@ class SocketMode:
         payload: Any,
         *,
         accepts_response_payload: bool = False,
-        timeout: float = 10.0,
+        timeout: float = 60.0,
         **extra: Any,
     ) -> str:
         """Push one envelope to the current connection (waiting up to `timeout` for one);

@@ -316,13 +316,13 @@ class BotHarness:
         """The ephemeral answers sent to one response_url."""
         return [text_of(body) for body in self.sim.responses(rid)]
 
-    def wait_answer(self, rid: str, timeout: float = 10) -> str:
+    def wait_answer(self, rid: str, timeout: float = 60) -> str:
         return self.sim.wait_for(lambda: self.answers(rid), timeout)[-1]
 
     def messages(self) -> list[dict[str, Any]]:
         return list(self.sim.messages(CHANNEL).values())
 
-    def wait_message(self, timeout: float = 10) -> dict[str, Any]:
+    def wait_message(self, timeout: float = 60) -> dict[str, Any]:
         """The newest top-level message in the channel, once there is one."""
         return self.sim.wait_for(lambda: self.messages(), timeout)[-1]
 
@@ -333,7 +333,7 @@ class BotHarness:
         return [text_of(m) for m in self.sim.thread(CHANNEL, self.request(request_id).message_ts)]
 
     def wait_thread(
-        self, request_id: str, predicate: Callable[[list[str]], Any], timeout: float = 30
+        self, request_id: str, predicate: Callable[[list[str]], Any], timeout: float = 90
     ) -> list[str]:
         ts = self.request(request_id).message_ts
 
@@ -344,7 +344,7 @@ class BotHarness:
         return self.sim.wait_for(check, timeout)
 
     def wait_root(
-        self, request_id: str, predicate: Callable[[str], Any], timeout: float = 30
+        self, request_id: str, predicate: Callable[[str], Any], timeout: float = 90
     ) -> dict[str, Any]:
         ts = self.request(request_id).message_ts
 

@@ -119,7 +119,7 @@ def stop_worker(process: subprocess.Popen[bytes]) -> None:
             kill_worker(process)
 
 
-def wait_event(ctx: EngineContext, request_id: str, predicate, timeout: float = 30) -> Event:  # type: ignore[no-untyped-def]
+def wait_event(ctx: EngineContext, request_id: str, predicate, timeout: float = 90) -> Event:  # type: ignore[no-untyped-def]
     """Block on the request's event stream until an event matches."""
     deadline = time.monotonic() + timeout
     for event in RedisEventLog(ctx.redis).follow(request_id, block_ms=1000):
@@ -129,7 +129,7 @@ def wait_event(ctx: EngineContext, request_id: str, predicate, timeout: float = 
     raise AssertionError("unreachable")
 
 
-def wait_final(ctx: EngineContext, request_id: str, timeout: float = 60) -> Event:
+def wait_final(ctx: EngineContext, request_id: str, timeout: float = 120) -> Event:
     """Block on the request's event stream until its final state event."""
     return wait_event(ctx, request_id, lambda e: e.is_final, timeout)
 
