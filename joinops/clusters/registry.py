@@ -106,8 +106,8 @@ class ClusterRegistry:
             return cluster
 
     def close(self) -> None:
-        """Closes every client's connections (a stopping bot or worker): nothing keeps a
-        connection to an API server open once its owner is done."""
+        """Closes every client's connections, for an owner that is done with the registry (the
+        tests' bot harness; `joinops serve` and `joinops worker` end with their process)."""
         with self._lock:
             built, self._built = list(self._built.values()), {}
         for entry in built:
