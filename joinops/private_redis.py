@@ -1,8 +1,8 @@
 """A private `redis-server`: started on a free loopback port in a directory of its own, owned by
 whoever started it, never a Redis a user runs.
 
-The tests, the benchmarks and `joinops sandbox` each start one, so nothing they flush, stop or
-restart can be a user's data. `PrivateRedis.restart()` is an operator's restart (SHUTDOWN, which
+The tests and the benchmarks each start one, so nothing they flush, stop or restart can be a
+user's data. `PrivateRedis.restart()` is an operator's restart (SHUTDOWN, which
 writes the append-only file, then the same port and directory again).
 """
 
@@ -69,12 +69,13 @@ class PrivateRedis:
         """Start it and wait until it answers; a port taken meanwhile is traded for another."""
         self.directory.mkdir(parents=True, exist_ok=True)
         for _ in range(5):
-            self.process = subprocess.Popen(
-                self._argv(),
-                stdout=(self.directory / "redis.log").open("ab"),
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # a Ctrl-C at the terminal is for its owner to handle
-            )
+            with (self.directory / "redis.log").open("ab") as log:  # the child keeps its own
+                self.process = subprocess.Popen(
+                    self._argv(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # a Ctrl-C at the terminal is for its owner to handle
+                )
             if self._until_answering():
                 return self
             self.port = free_port()  # it exited: another process took the port first
