@@ -95,8 +95,7 @@ def leftovers_since(before: Snapshot, module_running: bool = False) -> list[str]
     """What is still left after up to GRACE seconds; [] as soon as nothing is."""
     deadline = time.monotonic() + GRACE
     while True:
-        now = Snapshot.take() - before
-        left = (now - _wider_scoped).named(module_running) if module_running else now.named()
+        left = (Snapshot.take() - before - _wider_scoped).named(module_running)
         if not left or time.monotonic() >= deadline:
             return left
         time.sleep(0.05)
