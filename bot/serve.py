@@ -42,7 +42,9 @@ log = logging.getLogger(__name__)
 
 BACKLOG = 1024  # pending connections the kernel queues for us
 HTTP_THREADS = 16  # requests served at once; each holds a thread only until bolt's ack
-STOP_SECONDS = 30  # for the server loop and its request threads to end once told to stop
+# for the server loop, then its request threads, to end once told to stop: a request still being
+# answered after that is left to finish on its own (the process is ending; a stop never hangs)
+STOP_SECONDS = 5
 
 
 @dataclass
