@@ -91,6 +91,8 @@ def _seconds(value: str) -> float:
 def run(args: argparse.Namespace) -> int:
     from kubesim import NodeSpec, World
 
+    interrupted = _stop_on_interrupt()
+
     args.dir.mkdir(parents=True, exist_ok=True)
     kubeconfig, config = args.dir / "kubeconfig", args.dir / "joinops.yaml"
     hosts = args.dir / sandbox_arrivals.HOSTS_DIR
@@ -135,10 +137,10 @@ def run(args: argparse.Namespace) -> int:
             args.arrival_seconds,
         )
         if args.slack:
-            _serve_slack(config, args, arrivals)
+            _serve_slack(config, args, arrivals, interrupted)
         else:
             print(_next_steps(config, hosts, args.arrival_seconds), flush=True)
-            _run(arrivals)
+            _run(arrivals, interrupted)
     return 0
 
 
@@ -168,7 +170,9 @@ def _slack_channel() -> str:
     return sandbox_slack.CHANNEL
 
 
-def _serve_slack(config: Path, args: argparse.Namespace, arrivals: Any) -> None:
+def _serve_slack(
+    config: Path, args: argparse.Namespace, arrivals: Any, interrupted: threading.Event
+) -> None:
     from cli import sandbox_slack, texts
     from joinops.settings import Secrets
 
@@ -176,7 +180,7 @@ def _serve_slack(config: Path, args: argparse.Namespace, arrivals: Any) -> None:
     log = args.dir / "worker.log"
     with sandbox_slack.slack_sandbox(config, redis_url, args.web_port, log) as url:
         print(texts.sandbox_slack_ready(url, config, log), flush=True)
-        _run(arrivals)
+        _run(arrivals, interrupted)
     # Everything is stopped in order above; a relay lane may still be inside a Slack call that
     # waits out a Retry-After against the simulated Slack now gone, and Python would wait for
     # it at exit. Its stream entry stays unacknowledged (the next relay delivers it), so leave.
@@ -184,21 +188,23 @@ def _serve_slack(config: Path, args: argparse.Namespace, arrivals: Any) -> None:
     os._exit(0)
 
 
-def _run(arrivals: Any) -> None:
+def _run(arrivals: Any, interrupted: threading.Event) -> None:
     """The hosts arrive while the sandbox runs; Ctrl-C (or SIGTERM) stops both."""
     arrivals.start()
     try:
-        _wait_for_interrupt()
+        with contextlib.suppress(KeyboardInterrupt):
+            interrupted.wait()
     finally:
         arrivals.stop()
 
 
-def _wait_for_interrupt() -> None:
-    """Until Ctrl-C or SIGTERM. Both handlers are set here: a process started in the background
-    of a non-interactive shell inherits SIGINT ignored, and Python then never raises
+def _stop_on_interrupt() -> threading.Event:
+    """Set on Ctrl-C or SIGTERM, from the first moment: one that comes while the sandbox starts
+    (after it printed its page's address, before it waits) stops it once started, instead of
+    being lost. Both handlers are set: a process started in the background of a
+    non-interactive shell inherits SIGINT ignored, and Python then never raises
     KeyboardInterrupt, so the sandbox would not stop."""
-    stop = threading.Event()
+    interrupted = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
-    with contextlib.suppress(KeyboardInterrupt):
-        stop.wait()
+        signal.signal(signum, lambda *_: interrupted.set())
+    return interrupted
