@@ -7,7 +7,7 @@ import json
 import random
 from typing import Any
 
-from kubesim import node_objects, objects, pod_objects, validation, workload_objects
+from kubesim import csr_objects, node_objects, objects, pod_objects, validation, workload_objects
 from kubesim.api_request import RequestParsing, int_or_bad
 from kubesim.entries import Entry
 from kubesim.errors import (
@@ -15,13 +15,17 @@ from kubesim.errors import (
     bad_request,
     conflict,
     field_required,
+    forbidden,
     invalid,
     method_not_allowed,
     not_found,
 )
 from kubesim.http_messages import Request, Response, json_response, success_status
 from kubesim.patch import apply_patch
+from kubesim.pod_security import refusal as pod_security_refusal
+from kubesim.rbac import Attributes
 from kubesim.resources import (
+    CSRS,
     DAEMONSETS,
     DEPLOYMENTS,
     JOBS,
@@ -100,6 +104,8 @@ class WriteVerbs(RequestParsing):
         validation.validate(res, obj)
         if res.namespaced:
             self._require_active_namespace(route.namespace, res, meta["name"])
+        if res is PODS:
+            self._admit_pod_security(route.namespace, obj)
         store = self.cluster.store
         if dry_run:
             if store.get(res, route.namespace, meta["name"]) is not None:
@@ -138,6 +144,8 @@ class WriteVerbs(RequestParsing):
             workload_objects.default_persistent_volume(obj)
         elif res is PVCS:
             workload_objects.default_claim(obj)
+        elif res is CSRS:
+            csr_objects.default_csr(obj, self.cluster.rbac.user)
 
     def _require_active_namespace(self, namespace: str, res: Resource, name: str) -> None:
         ns = self.cluster.store.get(NAMESPACES, "", namespace)
@@ -160,6 +168,14 @@ class WriteVerbs(RequestParsing):
                     ],
                 },
             )
+
+    def _admit_pod_security(self, namespace: str, pod: dict[str, Any]) -> None:
+        """PodSecurity admission (kubesim.pod_security): the namespace's enforce label."""
+        ns = self.cluster.store.get(NAMESPACES, "", namespace)
+        labels = (ns.meta.get("labels") or {}) if ns is not None else {}
+        why = pod_security_refusal(labels, pod)
+        if why is not None:
+            raise forbidden("pods", pod["metadata"]["name"], "", why)
 
     def _update(self, req: Request, route: Route) -> Response:
         res = self._res(route)
@@ -184,7 +200,9 @@ class WriteVerbs(RequestParsing):
         wanted_rv = meta.get("resourceVersion")
         if wanted_rv and wanted_rv != old_meta["resourceVersion"]:
             raise conflict(res.name, route.name, res.group)
-        if route.subresource == "status":
+        if res is CSRS:
+            obj = self._csr_update(route, current, obj)
+        elif route.subresource == "status":
             new = current.copy()
             new["status"] = obj.get("status", new.get("status"))
             obj = new
@@ -210,6 +228,28 @@ class WriteVerbs(RequestParsing):
             objects.default_secret(obj)
         validation.validate(res, obj, creating=False)
         return self.cluster.store.put(res, obj)
+
+    def _csr_update(self, route: Route, current: Entry, obj: dict[str, Any]) -> dict[str, Any]:
+        """The approval subresource needs `approve` on the CSR's signer besides the update
+        (plugin/pkg/admission/certificates/approval: the signer name, or its `domain/*`)."""
+        old = current.copy()
+        if route.subresource == "approval":
+            signer = old["spec"].get("signerName", "")
+            names = (signer, signer.split("/")[0] + "/*")
+            rbac = self.cluster.rbac
+            if not any(
+                rbac.allowed(Attributes("approve", CSRS.group, "signers", name=n)) for n in names
+            ):
+                raise forbidden(
+                    "certificatesigningrequests",
+                    route.name,
+                    CSRS.group,
+                    f'user not permitted to approve requests with signerName "{signer}"',
+                )
+            return csr_objects.approval_update(old, obj, self.cluster.now())
+        if route.subresource == "status":
+            return csr_objects.status_update(old, obj)
+        return csr_objects.plain_update(old, obj)
 
     def _patch(self, req: Request, route: Route) -> Response:
         res = self._res(route)

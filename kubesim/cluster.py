@@ -13,6 +13,7 @@ from kubesim import objects
 from kubesim.api import Api
 from kubesim.behaviours import static_pods
 from kubesim.behaviours.eviction import Evictions
+from kubesim.cluster_certs import ClusterCerts
 from kubesim.cluster_clients import ClusterClients
 from kubesim.cluster_nodes import ClusterNodes
 from kubesim.cluster_objects import ClusterObjects
@@ -20,8 +21,9 @@ from kubesim.entries import Change
 from kubesim.faults import Faults
 from kubesim.hosts import Host
 from kubesim.http_messages import Request, Response, error_response
-from kubesim.kubeadm import cluster_configuration, normalise_endpoint
+from kubesim.kubeadm import DEFAULT_POD_SUBNET, cluster_configuration, normalise_endpoint
 from kubesim.kubeconfig import cluster_info_kubeconfig
+from kubesim.node_ipam import DEFAULT_MASK, NodeIpam
 from kubesim.pki import CertificateAuthority, server_context
 from kubesim.proxy import Proxy
 from kubesim.rbac import Rbac
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 SEED_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 
-class Cluster(ClusterNodes, ClusterObjects, ClusterClients):
+class Cluster(ClusterNodes, ClusterObjects, ClusterClients, ClusterCerts):
     """Made by ``World.add_cluster``. Its test-facing API is this class and its parts
     (``ClusterNodes``, ``ClusterObjects``, ``ClusterClients``, ``ClusterReads``)."""
 
@@ -47,6 +49,8 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients):
         version: str,
         control_plane_endpoint: str,
         index: int,
+        pod_subnet: str = DEFAULT_POD_SUBNET,
+        node_cidr_mask_size: int = DEFAULT_MASK[4],
     ) -> None:
         objects.parse_version(version)
         self.world = world
@@ -91,7 +95,9 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients):
         self.api = Api(self)
         self.evictions = Evictions(self)
         self._pod_ips = 0
-        self._node_count = 0
+        self.pod_subnet = pod_subnet
+        self.node_cidr_mask_size = node_cidr_mask_size
+        self.ipam = NodeIpam(pod_subnet, node_cidr_mask_size)  # the controller manager's
         self._ca_file: str | None = None
         self.proxy: Proxy | None = None  # clients reach the cluster through it (add_proxy)
         self.kubeconfig_extra_cas: list[bytes] = []  # put before the CA in client kubeconfigs
@@ -101,7 +107,13 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients):
     def _seed(self) -> None:
         for ns in SEED_NAMESPACES:
             self.store.create(NAMESPACES, objects.namespace_object(ns))
-        config = cluster_configuration(self.name, self.version, self.control_plane_endpoint)
+        config = cluster_configuration(
+            self.name,
+            self.version,
+            self.control_plane_endpoint,
+            self.pod_subnet,
+            self.node_cidr_mask_size,
+        )
         self.store.create(
             CONFIGMAPS,
             objects.configmap_object(
@@ -113,6 +125,7 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients):
             CONFIGMAPS,
             objects.configmap_object("kube-public", "cluster-info", {"kubeconfig": kubeconfig}),
         )
+        self.set_kubelet_config()  # kube-system/kubelet-config; World.add_cluster sets its fields
 
     # ---- reachability ------------------------------------------------------------------
     @property

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesim import node_objects
+from kubesim import node_ipam, node_objects
 from kubesim.behaviours import static_pods
 from kubesim.cluster_reads import ClusterReads
-from kubesim.entries import Entry
+from kubesim.entries import Entry, new_uid
 from kubesim.hosts import CONTROL_PLANE_LABEL, Host, NodeSpec
-from kubesim.resources import NODES, PODS
+from kubesim.node_ipam import NodeIpam
+from kubesim.resources import EVENTS, NODES, PODS
 from kubesim.selectors import parse_label_selector
 
 
 class ClusterNodes(ClusterReads):
-    _node_count: int
+    ipam: NodeIpam
 
     def _new_host(self, spec: NodeSpec) -> Host:
         self.world.host_count += 1
@@ -32,10 +33,34 @@ class ClusterNodes(ClusterReads):
             history=[self.name],
         )
 
-    def _pod_cidr(self) -> str:
-        self._node_count += 1
-        n = self._node_count
-        return f"10.244.{n % 256}.0/24"
+    def _pod_cidrs(self, node: str) -> list[str]:
+        """The ranges the controller manager's allocator gives a new node (kubesim.node_ipam)."""
+        return self.ipam.allocate(node)
+
+    def _cidr_not_available(self, node: str, cidrs: list[str], now: str) -> None:
+        """No range was left: the allocator records the Event on the node."""
+        if cidrs or not self.ipam.enabled:
+            return
+        event = node_ipam.node_event(node, node_ipam.CIDR_NOT_AVAILABLE, now, new_uid()[:16])
+        self.store.create(EVENTS, event)
+
+    def release_pod_cidrs(self, node: str) -> None:
+        """A Node was deleted: its ranges are free, and go to a node still waiting for one."""
+        if self.ipam.release(node):
+            self.world.schedule(0, self._assign_waiting)
+
+    def _assign_waiting(self) -> None:
+        with self.lock:
+            while (name := self.ipam.next_waiting()) is not None:
+                entry = self.store.get(NODES, "", name)
+                if entry is None or entry.obj.get("spec", {}).get("podCIDR"):
+                    continue
+                self._give_pod_cidrs(name, self.ipam.allocate(name))
+                return  # one node per freed range
+
+    def _give_pod_cidrs(self, name: str, cidrs: list[str]) -> None:
+        if cidrs:  # else back in the queue: nothing free after all
+            self.store.mutate(NODES, "", name, lambda obj: _set_pod_cidrs(obj, cidrs))
 
     def add_node(self, spec: NodeSpec) -> dict[str, Any]:
         """A machine running a kubelet that registered as ``spec.name``."""
@@ -50,9 +75,10 @@ class ClusterNodes(ClusterReads):
             host = self._new_host(spec)
             self.world.hosts.append(host)
             self.hosts[spec.name] = host
+            cidrs = self._pod_cidrs(spec.name)
             obj = node_objects.node_object(
                 host,
-                self._pod_cidr(),
+                cidrs,
                 "ready" if spec.ready else "not-ready",
                 now,
                 labels=spec.labels,
@@ -60,6 +86,7 @@ class ClusterNodes(ClusterReads):
                 unschedulable=spec.unschedulable,
             )
             entry = self.store.create(NODES, obj)
+            self._cidr_not_available(spec.name, cidrs, now)
             if spec.role == "control-plane":
                 static_pods.add_control_plane_pods(self.whole, host, ready=spec.ready)
             return entry
@@ -73,7 +100,9 @@ class ClusterNodes(ClusterReads):
                 self._add_node(NodeSpec(name, **kwargs), now)
         return names
 
-    def register_host(self, host: Host, control_plane: bool) -> None:
+    def register_host(
+        self, host: Host, control_plane: bool, taints: list[dict[str, Any]] | None = None
+    ) -> None:
         """A host that joined: its Node registers NotReady, then its kubelet reports Ready.
 
         A control plane, as kubeadm does it: the kubelet starts (the node turns Ready) before
@@ -86,8 +115,12 @@ class ClusterNodes(ClusterReads):
             host.kubelet_running = True
             host.history.append(self.name)
             self.hosts[host.name] = host
-            obj = node_objects.node_object(host, self._pod_cidr(), "not-ready", self.now())
+            cidrs = self._pod_cidrs(host.name)
+            # kubeadm registers the node with nodeRegistration.taints (the control-plane taint
+            # comes with the control-plane phase)
+            obj = node_objects.node_object(host, cidrs, "not-ready", self.now(), taints=taints)
             self.store.create(NODES, obj)
+            self._cidr_not_available(host.name, cidrs, self.now())
             self.world.schedule(
                 self.world.node_ready_seconds, lambda: self._node_ready(host, control_plane)
             )
@@ -135,3 +168,8 @@ class ClusterNodes(ClusterReads):
     def control_plane_nodes(self) -> list[str]:
         sel = parse_label_selector(CONTROL_PLANE_LABEL)
         return [e.meta["name"] for e in self.store.list(NODES, labels=sel)]
+
+
+def _set_pod_cidrs(obj: dict[str, Any], cidrs: list[str]) -> None:
+    spec = obj.setdefault("spec", {})
+    spec["podCIDR"], spec["podCIDRs"] = cidrs[0], cidrs

@@ -21,6 +21,7 @@ _SHORT_NAMES = {
     "statefulsets": ["sts"],
     "persistentvolumes": ["pv"],
     "persistentvolumeclaims": ["pvc"],
+    "certificatesigningrequests": ["csr"],
 }
 _ALL_CATEGORY = {"pods", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs"}
 _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]

@@ -16,7 +16,20 @@ IPTABLES = "iptables KUBE-* chains"
 IPVS = "IPVS virtual servers"
 KUBECONFIG = "/root/.kube/config"
 
-INITIAL = (CNI, IPTABLES, KUBECONFIG)  # plus IPVS on hosts with `ipvsadm` (Host.ipvs)
+CNI_STATE = "/var/lib/cni/"  # the CNI plugins' IPAM state, kept by `kubeadm reset`
+INITIAL = (CNI, IPTABLES, KUBECONFIG, CNI_STATE)  # plus IPVS with `ipvsadm` (Host.ipvs)
+# the interfaces CNIs make; `kubeadm reset` leaves them (Host.interfaces)
+CNI_INTERFACES = ("cni0", "flannel.1", "vxlan.calico", "kube-ipvs0")
+
+# the ports `kubeadm join` preflight checks, by the component that holds them on a node
+KUBELET_PORT = 10250
+CONTROL_PLANE_PORTS = {
+    2379: "etcd",
+    2380: "etcd",
+    10257: "kube-controller",
+    10259: "kube-scheduler",
+}
+KUBERNETES_PROCESSES = frozenset({"kubelet", "kube-apiserver", *CONTROL_PLANE_PORTS.values()})
 
 
 @dataclass
@@ -66,6 +79,22 @@ class Host:
     # what `kubeadm reset` leaves (kubesim.behaviours.host_cleanup), and what a unit cleaned
     leftovers: list[str] = field(default_factory=list)
     cleaned: list[str] = field(default_factory=list)
+    # What the node agent's probes read on the host (kubesim.behaviours.host_probe):
+    addresses: list[str] = field(default_factory=list)  # its interfaces' addresses
+    # /var/lib/kubelet/kubeadm-flags.env (flag -> value); `kubeadm reset` deletes it and
+    # `kubeadm join` writes it from the JoinConfiguration's kubeletExtraArgs and criSocket
+    kubelet_flags: dict[str, str] = field(default_factory=dict)
+    runtime_sockets: list[str] = field(default_factory=list)  # CRI sockets present
+    cgroup_driver: str = "systemd"  # the container runtime's
+    busy_ports: dict[int, str] = field(default_factory=dict)  # port -> a non-Kubernetes process
+    unreachable: set[str] = field(default_factory=set)  # "host:port" it cannot connect to
+    cpus: int = 4
+    unpullable_images: set[str] = field(default_factory=set)  # pulls fail (ImagePullBackOff)
+    # The bridge CNI plugin (flannel's): `cni0` takes the first address of the node's pod CIDR
+    # at the first pod and keeps it across `kubeadm reset` (flannel-io/flannel#1850)
+    bridge_cni: bool = False
+    interfaces: dict[str, str] = field(default_factory=dict)  # name -> address/prefix
+    pods_addressed: int = 0  # pod addresses handed out from the node's pod CIDR
 
     def __post_init__(self) -> None:
         digest = hashlib.sha256(self.name.encode()).hexdigest()
@@ -75,6 +104,23 @@ class Host:
         self.boot_id = self.boot_id or new_uid()
         if not self.leftovers:
             self.leftovers = [*INITIAL, *([IPVS] if self.ipvs else [])]
+        self.addresses = self.addresses or [self.internal_ip]
+        self.runtime_sockets = self.runtime_sockets or [self.runtime_socket]
+        self.kubelet_flags = self.kubelet_flags or {
+            "container-runtime-endpoint": self.runtime_socket
+        }
+        self.interfaces = self.interfaces or {"eth0": f"{self.internal_ip}/16"}
+
+    def held_ports(self) -> dict[int, str]:
+        """Listening ports and their process: Kubernetes' own while it runs, and others."""
+        held = dict(self.busy_ports)
+        if self.kubelet_running:
+            held.setdefault(KUBELET_PORT, "kubelet")
+            if self.role == "control-plane":
+                held.setdefault(6443, "kube-apiserver")
+                for port, process in CONTROL_PLANE_PORTS.items():
+                    held.setdefault(port, process)
+        return held
 
     @property
     def kernel_version(self) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -22,7 +22,16 @@ def kubeadm_api_version(version: str) -> str:
     )
 
 
-def cluster_configuration(name: str, version: str, control_plane_endpoint: str) -> str:
+DEFAULT_POD_SUBNET = "10.244.0.0/16"
+
+
+def cluster_configuration(
+    name: str,
+    version: str,
+    control_plane_endpoint: str,
+    pod_subnet: str = DEFAULT_POD_SUBNET,
+    node_cidr_mask_size: int = 24,
+) -> str:
     doc: dict[str, Any] = {
         "apiServer": {},
         "apiVersion": kubeadm_api_version(version),
@@ -37,13 +46,20 @@ def cluster_configuration(name: str, version: str, control_plane_endpoint: str) 
         "kubernetesVersion": version,
         "networking": {
             "dnsDomain": "cluster.local",
-            "podSubnet": "10.244.0.0/16",
             "serviceSubnet": "10.96.0.0/12",
         },
         "proxy": {},
         "scheduler": {},
     }
-    if doc["apiVersion"].endswith("v1beta4"):
+    if pod_subnet:
+        doc["networking"]["podSubnet"] = pod_subnet
+    v1beta4 = doc["apiVersion"].endswith("v1beta4")
+    if node_cidr_mask_size != 24:
+        flag = "node-cidr-mask-size-ipv4" if "," in pod_subnet else "node-cidr-mask-size"
+        doc["controllerManager"]["extraArgs"] = _extra_args_doc(
+            {flag: str(node_cidr_mask_size)}, v1beta4
+        )
+    if v1beta4:
         doc.update(
             caCertificateValidityPeriod="87600h0m0s",
             certificateValidityPeriod="8760h0m0s",
@@ -51,6 +67,13 @@ def cluster_configuration(name: str, version: str, control_plane_endpoint: str) 
         )
     text: str = yaml.safe_dump(doc, default_flow_style=False, sort_keys=True)
     return text
+
+
+def _extra_args_doc(args: dict[str, str], v1beta4: bool) -> Any:
+    """v1beta4 writes extraArgs as a list of {name, value}; v1beta3 as a map."""
+    if v1beta4:
+        return [{"name": k, "value": v} for k, v in args.items()]
+    return dict(args)
 
 
 def normalise_endpoint(endpoint: str, default_port: int = 6443) -> tuple[str, int] | None:
@@ -97,6 +120,10 @@ class JoinConfig:
     node_name: str
     control_plane: bool
     certificate_key: str
+    kubelet_extra_args: dict[str, str] = field(default_factory=dict)
+    cri_socket: str = ""
+    taints: list[dict[str, Any]] | None = None  # nodeRegistration.taints (None: kubeadm's own)
+    bind_port: int = 6443
 
 
 def find_join_configuration(text: str) -> JoinConfig | None:
@@ -129,4 +156,23 @@ def _join_config(doc: dict[str, Any]) -> JoinConfig:
         node_name=str(registration.get("name") or ""),
         control_plane=control_plane is not None,
         certificate_key=str((control_plane or {}).get("certificateKey") or ""),
+        kubelet_extra_args=_extra_args(registration.get("kubeletExtraArgs")),
+        cri_socket=str(registration.get("criSocket") or ""),
+        taints=registration.get("taints") if isinstance(registration.get("taints"), list) else None,
+        bind_port=int(
+            ((control_plane or {}).get("localAPIEndpoint") or {}).get("bindPort") or 6443
+        ),
     )
+
+
+def _extra_args(value: Any) -> dict[str, str]:
+    """v1beta4: a list of {name, value}; v1beta3: a map."""
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return {
+            str(arg.get("name")): str(arg.get("value", ""))
+            for arg in value
+            if isinstance(arg, dict) and arg.get("name")
+        }
+    return {}

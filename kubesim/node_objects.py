@@ -34,7 +34,7 @@ def control_plane_taint() -> dict[str, Any]:
 
 def node_object(
     host: Host,
-    pod_cidr: str,
+    pod_cidrs: list[str],
     state: str,
     now: str,
     labels: dict[str, str] | None = None,
@@ -44,7 +44,8 @@ def node_object(
     """A Node as kubeadm + kubelet register it; ``state`` is ready, not-ready or unknown."""
     all_taints = [control_plane_taint()] if host.role == "control-plane" else []
     all_taints += list(taints or [])
-    spec: dict[str, Any] = {"podCIDR": pod_cidr, "podCIDRs": [pod_cidr]}
+    # the controller manager's range allocator gives them (kubesim.node_ipam); none when used up
+    spec: dict[str, Any] = {"podCIDR": pod_cidrs[0], "podCIDRs": pod_cidrs} if pod_cidrs else {}
     if unschedulable:
         spec["unschedulable"] = True
         all_taints.append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule", "timeAdded": now})

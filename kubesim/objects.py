@@ -11,8 +11,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import time
+import uuid
 from collections.abc import Mapping
 from typing import Any
+
+from kubesim.clock import rfc3339
 
 GO_VERSIONS = {
     27: "go1.20.10",
@@ -89,6 +93,34 @@ def default_namespace(obj: dict[str, Any]) -> dict[str, Any]:
     obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
     obj["status"] = {"phase": "Active"}
     return obj
+
+
+# ---- events -----------------------------------------------------------------------------
+def event_object(
+    namespace: str, kind: str, name: str, uid: str, reason: str, message: str
+) -> dict[str, Any]:
+    """A core/v1 Event about one object, as the kubelet or a controller records it."""
+    now = rfc3339(time.time())
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": meta(f"{name}.{uuid.uuid4().hex[:16]}", namespace),
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": kind,
+            "name": name,
+            "namespace": namespace,
+            "uid": uid,
+        },
+        "reason": reason,
+        "message": message,
+        "type": "Warning",
+        "count": 1,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "source": {"component": "kubelet"},
+        "reportingComponent": "kubelet",
+    }
 
 
 # ---- config -----------------------------------------------------------------------------

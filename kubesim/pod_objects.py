@@ -170,6 +170,25 @@ def set_pod_running(obj: dict[str, Any], host: Host | None, pod_ip: str, now: st
     ]
 
 
+def set_pod_waiting(obj: dict[str, Any], reason: str, message: str) -> None:
+    """Still Pending: the kubelet cannot start the containers yet (image pull, sandbox)."""
+    status = obj.setdefault("status", {})
+    waiting = {"reason": reason, **({"message": message} if message else {})}
+    status["containerStatuses"] = [
+        {
+            "name": c.get("name", ""),
+            "image": c.get("image", ""),
+            "imageID": "",
+            "ready": False,
+            "started": False,
+            "restartCount": 0,
+            "state": {"waiting": dict(waiting)},
+            "lastState": {},
+        }
+        for c in obj.get("spec", {}).get("containers") or []
+    ]
+
+
 def set_pod_finished(
     obj: dict[str, Any], host: Host | None, now: str, succeeded: bool, message: str = ""
 ) -> None:

@@ -48,6 +48,11 @@ class RequestLog:
                 raise TimeoutError(f"requests did not match within {timeout} s")
             return list(self.records)
 
+    def wake(self) -> None:
+        """Have `wait_for` callers look again now (a predicate that also reads a flag)."""
+        with self._logged:
+            self._logged.notify_all()
+
     def matching(self, verb: str | None, resource: str | None) -> list[RequestRecord]:
         return [
             r

@@ -87,7 +87,21 @@ PODS = _register(
 SECRETS = _register(_resource(name="secrets", kind="Secret", fields=(*_META, "type")))
 CONFIGMAPS = _register(_resource(name="configmaps", kind="ConfigMap"))
 SERVICEACCOUNTS = _register(_resource(name="serviceaccounts", kind="ServiceAccount"))
-EVENTS = _register(_resource(name="events", kind="Event"))
+EVENTS = _register(
+    _resource(
+        name="events",
+        kind="Event",
+        fields=(
+            *_META,
+            "involvedObject.kind",
+            "involvedObject.name",
+            "involvedObject.namespace",
+            "involvedObject.uid",
+            "reason",
+            "type",
+        ),
+    )
+)
 PDBS = _register(
     _resource(
         name="poddisruptionbudgets",
@@ -152,6 +166,16 @@ PVCS = _register(
     _resource(name="persistentvolumeclaims", kind="PersistentVolumeClaim", has_status=True)
 )
 LEASES = _register(_resource(name="leases", kind="Lease", group="coordination.k8s.io"))
+CSRS = _register(
+    _resource(
+        name="certificatesigningrequests",
+        kind="CertificateSigningRequest",
+        group="certificates.k8s.io",
+        namespaced=False,
+        has_status=True,
+        fields=("metadata.name", "spec.signerName"),
+    )
+)
 
 SUBRESOURCES = {
     ("pods", "eviction"),
@@ -167,6 +191,8 @@ SUBRESOURCES = {
     ("jobs", "status"),
     ("persistentvolumes", "status"),
     ("persistentvolumeclaims", "status"),
+    ("certificatesigningrequests", "approval"),
+    ("certificatesigningrequests", "status"),
 }
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kubesim.csr_objects import create_errors
 from kubesim.errors import field_invalid, field_required, invalid
-from kubesim.resources import PDBS, PODS, Resource
+from kubesim.resources import CSRS, PDBS, PODS, Resource
 
 _LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN = _LABEL + r"(\." + _LABEL + ")*"
@@ -110,6 +111,8 @@ def validate(res: Resource, obj: dict[str, Any], creating: bool = True) -> None:
         errors += _pod_errors(obj)
     elif res is PDBS:
         errors += _pdb_errors(obj)
+    elif res is CSRS and creating:
+        errors += create_errors(obj)
     labels = obj.get("metadata", {}).get("labels") or {}
     for key, value in labels.items():
         if (

@@ -19,6 +19,7 @@ from kubesim.behaviours import Behaviours
 from kubesim.clock import Clock
 from kubesim.cluster import Cluster
 from kubesim.hosts import Host, NodeSpec
+from kubesim.kubeadm import DEFAULT_POD_SUBNET
 from kubesim.kubeconfig import client_kubeconfig, dump
 
 T = TypeVar("T")
@@ -91,12 +92,29 @@ class World:
         version: str = "v1.31.4",
         control_plane_endpoint: str = "",
         nodes: Iterable[NodeSpec] = (),
+        pod_subnet: str = DEFAULT_POD_SUBNET,
+        node_cidr_mask_size: int = 24,
+        cgroup_driver: str = "systemd",
+        server_tls_bootstrap: bool = False,
     ) -> Cluster:
+        """``pod_subnet``: kubeadm's ``networking.podSubnet`` ("" for none: no node gets a
+        podCIDR; "10.244.0.0/16,fd00::/56" dual-stack); ``node_cidr_mask_size``: the controller
+        manager's ``--node-cidr-mask-size`` for IPv4 (kubesim.node_ipam). ``cgroup_driver`` and
+        ``server_tls_bootstrap``: those fields of kube-system/kubelet-config."""
         with self.lock:
             if name in self.clusters:
                 raise ValueError(f"cluster {name} already exists")
-            cluster = Cluster(self, name, version, control_plane_endpoint, len(self.clusters))
+            cluster = Cluster(
+                self,
+                name,
+                version,
+                control_plane_endpoint,
+                len(self.clusters),
+                pod_subnet=pod_subnet,
+                node_cidr_mask_size=node_cidr_mask_size,
+            )
             self.clusters[name] = cluster
+            cluster.set_kubelet_config(cgroup_driver, server_tls_bootstrap)
             for spec in nodes:
                 cluster.add_node(spec)
             if self.started:
@@ -190,6 +208,20 @@ class World:
             else:
                 self.schedule(self.control_plane_phase_seconds, action)
 
+    def fail_image_pulls(self, node: str, image: str, fail: bool = True) -> None:
+        """Pulls of `image` on the host `node` fail (its pods stay Pending, ImagePullBackOff),
+        or, with `fail=False`, succeed again: the kubelet's back-off then retries its Pending
+        pods at once (a pod deleted meanwhile is never started)."""
+        with self.lock:
+            host = self.host(node)
+            if fail:
+                host.unpullable_images.add(image)
+                return
+            host.unpullable_images.discard(image)
+            cluster = self.clusters.get(host.cluster or "")
+            if cluster is not None:
+                self.behaviours.kubelet.retry_pulls(cluster, host)
+
     def hold_control_plane_phase(self, hold: bool = True) -> None:
         """Hold (True) or release (False) the control-plane-join phase of joining hosts: held,
         a joined control plane stays Ready without its etcd and kube-apiserver."""
@@ -199,6 +231,11 @@ class World:
                 for action in self._held_phases:
                     self.schedule(0.0, action)
                 self._held_phases.clear()
+
+    def hold_kubelet_csrs(self, hold: bool = True) -> None:
+        """Hold (or release) the serving-certificate requests kubelets file when their
+        cluster's kubelet-config sets serverTLSBootstrap: held, they are filed on release."""
+        self.behaviours.certificates.hold(hold)
 
     def _run(self) -> None:
         with self.lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kubesim.behaviours.certificates import Certificates
 from kubesim.behaviours.disruption import DisruptionController
 from kubesim.behaviours.host import HostAgent
 from kubesim.behaviours.kubelet import Kubelet
@@ -23,6 +24,7 @@ class Behaviours:
         self.signer = BootstrapSigner(world)
         self.hosts = HostAgent(world)
         self.nodes = NodeLifecycle(world)
+        self.certificates = Certificates(world)
         self.controllers = Controllers(world)
 
     def changed(self, cluster: SimCluster, change: Change) -> None:
@@ -35,6 +37,9 @@ class Behaviours:
                 cluster.world.schedule(0, lambda: cluster.namespace_emptied(namespace))
         elif change.resource == "nodes":
             self.nodes.on_node(cluster, change)
+            self.certificates.on_node(cluster, change)
+        elif change.resource == "certificatesigningrequests":
+            self.certificates.on_csr(cluster, change)
         elif change.resource == "poddisruptionbudgets":
             self.disruption.on_pdb(cluster, change)
         elif change.resource in ("secrets", "configmaps"):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from kubesim import node_objects, objects
-from kubesim.behaviours import join_preflight
+from kubesim.behaviours import host_probe, join_preflight
 from kubesim.behaviours.agent_pods import (
     CERT_FILES,
     CERTS_SECRET,
@@ -23,7 +23,7 @@ from kubesim.behaviours.agent_pods import (
     command_lines,
     mounted,
 )
-from kubesim.behaviours.host_cleanup import cleanup_between_reset_and_join
+from kubesim.behaviours.host_cleanup import cleanup_between_reset_and_join, interfaces_deleted
 from kubesim.behaviours.join_preflight import JoinAttempt
 from kubesim.entries import Entry
 from kubesim.kubeadm import JoinConfig, find_join_configuration
@@ -47,6 +47,10 @@ class HostAgent:
         if UPLOAD_CERTS in text:
             self._upload_certs(cluster, host, pod, text)
             return True
+        if host_probe.PREFLIGHT_MARK in text:
+            return self._preflight(cluster, host, pod)
+        if host_probe.FACTS_MARK in text and "kubeadm join" not in text:
+            return self._facts(cluster, host, pod)
         profile = (
             "kubeadm" if "kubeadm join" in text else "ock" if re.search(r"\bocne\b", text) else ""
         )
@@ -141,6 +145,32 @@ class HostAgent:
                     if cluster.store.get(SECRETS, "kube-system", CERTS_SECRET) is not None:
                         cluster.store.remove(SECRETS, "kube-system", CERTS_SECRET)
 
+    # ---- probes (kubesim.behaviours.host_probe) -----------------------------------------
+    def _facts(self, cluster: SimCluster, host: Host, pod: dict[str, Any]) -> bool:
+        report = host_probe.facts_report(host)
+        self._run_then_finish(cluster, host, pod, True, report)
+        return True
+
+    def _preflight(self, cluster: SimCluster, host: Host, pod: dict[str, Any]) -> bool:
+        config = self._join_config(cluster, pod)
+        if config is None:
+            ok, report = False, "check preflight: failed no kubeadm JoinConfiguration mounted"
+        else:
+            ok, report = host_probe.preflight_report(self.world, host, config)
+        self._run_then_finish(cluster, host, pod, ok, report)
+        return True
+
+    def _run_then_finish(
+        self, cluster: SimCluster, host: Host, pod: dict[str, Any], ok: bool, report: str
+    ) -> None:
+        ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        kubelet = self.world.behaviours.kubelet
+        kubelet.set_running(cluster, host, ns, name)
+        self.world.schedule(
+            self.world.pod_start_seconds,
+            lambda: kubelet.set_finished(cluster, host, ns, name, ok, report),
+        )
+
     # ---- node agent --------------------------------------------------------------------
     def _agent(
         self, cluster: SimCluster, host: Host, pod: dict[str, Any], profile: str, text: str
@@ -157,11 +187,31 @@ class HostAgent:
             self.world.record_join_failure(host.name, reason)
             return True
         assert config is not None
+        late = self._started_late(cluster, pod)
+        if late:
+            # the agent's script checks its deadline before it touches the host
+            kubelet.set_finished(cluster, host, ns, name, False, late)
+            self.world.record_event(cluster.name, "agent-late", host.name, late)
+            return True
         kubelet.set_running(cluster, host, ns, name)
         cleanup = cleanup_between_reset_and_join(text) if profile == "kubeadm" else []
-        attempt = JoinAttempt(host, cluster.name, config, profile, cleanup)
+        unit = text if profile == "kubeadm" else ""
+        attempt = JoinAttempt(host, cluster.name, config, profile, cleanup, unit)
         self.world.schedule(self.world.pod_start_seconds, lambda: self.reset(cluster, attempt))
         return True
+
+    def _started_late(self, cluster: SimCluster, pod: dict[str, Any]) -> str:
+        """The script's first line: a `JOINOPS_NOT_AFTER` (epoch seconds, in its environment)
+        that has passed means joinops gave this agent up; it exits without touching the host."""
+        env = [
+            e
+            for c in pod.get("spec", {}).get("containers") or []
+            for e in c.get("env") or []
+            if e.get("name") == "JOINOPS_NOT_AFTER"
+        ]
+        if not env or float(env[0].get("value") or 0) >= self.world.clock.time():
+            return ""
+        return "joinops: not started: the node agent started after its deadline; nothing done"
 
     def _join_config(self, cluster: SimCluster, pod: dict[str, Any]) -> JoinConfig | None:
         ns = pod["metadata"]["namespace"]
@@ -194,6 +244,7 @@ class HostAgent:
             was_control_plane = host.role == "control-plane"
             host.kubelet_running = False
             host.cluster = None
+            host.kubelet_flags = {}  # reset empties /var/lib/kubelet, kubeadm-flags.env too
             host.boot_id = str(uuid.uuid4())
             cluster.hosts.pop(host.name, None)
             cluster.set_node_state(host.name, "unknown")
@@ -205,6 +256,9 @@ class HostAgent:
                 if what in host.leftovers:
                     host.leftovers.remove(what)
                     host.cleaned.append(what)
+            for interface in interfaces_deleted(attempt.unit, list(host.interfaces)):
+                del host.interfaces[interface]
+                host.cleaned.append(f"interface {interface}")
             if was_control_plane and not others:
                 cluster.destroy()
         self.world.schedule(self.world.join_seconds, lambda: self.join(attempt))
@@ -216,11 +270,18 @@ class HostAgent:
         if target is None:
             self.world.record_join_failure(host.name, reason)
             return
+        config = attempt.config
+        host.kubelet_flags = {  # kubeadm join writes kubeadm-flags.env anew
+            "container-runtime-endpoint": config.cri_socket or host.runtime_sockets[0],
+            **config.kubelet_extra_args,
+        }
+        node_ip = config.kubelet_extra_args.get("node-ip", "").split(",")[0].strip()
+        host.internal_ip = node_ip or host.addresses[0]  # the kubelet's own choice otherwise
         with target.lock:
             existing = target.store.get(NODES, "", host.name)
             if existing is not None:
                 target.store.remove(NODES, "", host.name)  # a NotReady leftover is re-registered
-            target.register_host(host, attempt.config.control_plane)
+            target.register_host(host, attempt.config.control_plane, attempt.config.taints)
         self.world.record_event(
             target.name,
             "host-joined",

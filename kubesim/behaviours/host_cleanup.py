@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from kubesim.hosts import CNI, IPTABLES, IPVS, KUBECONFIG
+from kubesim.hosts import CNI, CNI_INTERFACES, CNI_STATE, IPTABLES, IPVS, KUBECONFIG
 
 _COMMANDS = (
     (CNI, re.compile(r"rm -(?:rf|fr|r) /etc/cni/net\.d/\*")),
@@ -21,7 +21,10 @@ _COMMANDS = (
     ),
     (IPVS, re.compile(r"ipvsadm (?:--clear|-C)")),
     (KUBECONFIG, re.compile(r"rm -f (?:/root|\$HOME|~)/\.kube/config")),
+    (CNI_STATE, re.compile(r"rm -(?:rf|fr|r) /var/lib/cni/?(?:\s|;|$)")),
 )
+# `for i in NAMES...; do ... ip link delete $i ...; done`, names or `cilium_` found in /sys
+_INTERFACE_LOOP = re.compile(r"for (\w+) in ([^;]*); do .*?ip link del(?:ete)? \$\1")
 
 
 def cleanup_between_reset_and_join(text: str) -> list[str]:
@@ -31,3 +34,17 @@ def cleanup_between_reset_and_join(text: str) -> list[str]:
         return []
     between = text[reset:join]
     return [what for what, pattern in _COMMANDS if pattern.search(between)]
+
+
+def interfaces_deleted(text: str, present: list[str]) -> list[str]:
+    """Which of the host's `present` interfaces the unit deletes between reset and join."""
+    reset, join = text.find("kubeadm reset"), text.find("kubeadm join")
+    if reset < 0 or join < reset:
+        return []
+    match = _INTERFACE_LOOP.search(text[reset:join])
+    if match is None:
+        return []
+    words = match.group(2).split()
+    named = {w for w in words if w in CNI_INTERFACES or not w.startswith("$")}
+    cilium = "grep ^cilium_" in match.group(2)
+    return [i for i in present if i in named or (cilium and i.startswith("cilium_"))]

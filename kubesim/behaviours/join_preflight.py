@@ -27,6 +27,7 @@ class JoinAttempt:
     config: JoinConfig
     profile: str  # kubeadm or ock
     cleanup: list[str]  # what the unit removes between reset and join
+    unit: str = ""  # the unit's command (profile kubeadm), for the interfaces it deletes
 
 
 def check(world: SimWorld, attempt: JoinAttempt) -> tuple[SimCluster | None, str]:
@@ -44,6 +45,7 @@ def check(world: SimWorld, attempt: JoinAttempt) -> tuple[SimCluster | None, str
     with target.lock:
         reason = (
             _check_discovery(target, cfg)
+            or _check_runtime(cfg, host)
             or _check_version(target, cfg, host)
             or _check_name(target, cfg, host)
             or (_check_control_plane(target, cfg, world.clock.time()) if cfg.control_plane else "")
@@ -82,6 +84,24 @@ def _check_discovery(target: SimCluster, cfg: JoinConfig) -> str:
         return (
             "cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "
             f'"{", ".join(found)}" are pinned'
+        )
+    return ""
+
+
+def _check_runtime(cfg: JoinConfig, host: Host) -> str:
+    """kubeadm picks the CRI socket itself only when the host has one; the kubelet refuses a
+    node-ip that is not on the host (and the node never turns Ready)."""
+    if not cfg.cri_socket and len(host.runtime_sockets) > 1:
+        return (
+            "found multiple CRI endpoints on the host. Please define which one do you wish to "
+            "use by setting the 'criSocket' field in the kubeadm configuration file: "
+            + ", ".join(host.runtime_sockets)
+        )
+    node_ip = cfg.kubelet_extra_args.get("node-ip", "").split(",")[0].strip()
+    if node_ip and node_ip not in host.addresses:
+        return (
+            f'kubelet: failed to validate nodeIP: node IP: "{node_ip}" not found in the '
+            "host's network interfaces"
         )
     return ""
 

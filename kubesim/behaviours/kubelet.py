@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesim import pod_objects
+from kubesim.behaviours import pod_network
 from kubesim.entries import Change, Entry
 from kubesim.resources import PODS
 
@@ -74,17 +75,43 @@ class Kubelet:
         host = self.running_host(cluster, entry.obj["spec"]["nodeName"])
         if host is None:
             return
+        unpullable = self._unpullable(entry.obj, host)
+        if unpullable:
+            cluster.store.mutate(
+                PODS,
+                namespace,
+                name,
+                lambda obj: pod_objects.set_pod_waiting(
+                    obj, "ImagePullBackOff", f'Back-off pulling image "{unpullable}"'
+                ),
+            )
+            return  # tried again by `retry_pulls` (the kubelet's back-off)
         if self.world.behaviours.hosts.run_special(cluster, host, entry):
             return
         self.set_running(cluster, host, namespace, name)
 
+    @staticmethod
+    def _unpullable(pod: dict[str, object], host: Host) -> str:
+        spec = pod.get("spec")
+        containers = spec.get("containers", []) if isinstance(spec, dict) else []
+        images = [str(c.get("image", "")) for c in containers]
+        return next((i for i in images if i in host.unpullable_images), "")
+
+    def retry_pulls(self, cluster: SimCluster, host: Host) -> None:
+        """The kubelet's image back-off ran out: its Pending pods are tried again."""
+        for entry in cluster.store.list(PODS):
+            if entry.obj.get("spec", {}).get("nodeName") == host.name:
+                self.pod_changed(cluster, entry)
+
     def set_running(self, cluster: SimCluster, host: Host, namespace: str, name: str) -> None:
         now = cluster.now()
-        ip = (
-            host.internal_ip
-            if entry_host_network(cluster, namespace, name)
-            else cluster.next_pod_ip()
-        )
+        if entry_host_network(cluster, namespace, name):
+            ip, problem = host.internal_ip, ""
+        else:
+            ip, problem = pod_network.address(cluster, host)
+        if problem:
+            pod_network.sandbox_failed(cluster, namespace, name, problem)
+            return
         cluster.store.mutate(
             PODS, namespace, name, lambda obj: pod_objects.set_pod_running(obj, host, ip, now)
         )

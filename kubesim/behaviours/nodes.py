@@ -1,4 +1,5 @@
-"""Node lifecycle controller: the ``node.kubernetes.io/unschedulable`` taint follows cordoning."""
+"""Node lifecycle controller: the ``node.kubernetes.io/unschedulable`` taint follows cordoning;
+a deleted Node's pod ranges go back to the node IPAM (kubesim.node_ipam)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class NodeLifecycle:
 
     def on_node(self, cluster: SimCluster, change: Change) -> None:
         if change.type == "DELETED":
+            cluster.release_pod_cidrs(change.new.meta["name"])
             return
         node = change.new.obj
         if bool(node.get("spec", {}).get("unschedulable")) != _tainted(node):
