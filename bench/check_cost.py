@@ -54,6 +54,7 @@ def measure(nodes: int, repeats: int) -> Cost:
             version="v1.31.2",
             control_plane_endpoint="dst:6443",
             nodes=[NodeSpec("dst-cp", role="control-plane")],
+            pod_subnet="10.0.0.0/8",  # a /24 per node: room for 65,536 nodes
         )
         source.add_nodes(nodes - 1, prefix="src-w")
         target.add_nodes(nodes - 1, prefix="dst-w")

@@ -98,7 +98,12 @@ def _run_one(args: argparse.Namespace) -> int:
     length = _loan(args, settings)
     ask = MigrationAsk(args.nodes[0], args.source, args.target, args.role, force=args.force)
     validate_ask(ask, registry.names_to_parse)
-    verdict = check(ask, registry.get(ask.source), registry.get(ask.target))
+    verdict = check(
+        ask,
+        registry.get(ask.source),
+        registry.get(ask.target),
+        agent_namespace=settings.agent.namespace,
+    )
     print(render(verdict))
     if not verdict.allowed:
         return 1
@@ -139,7 +144,12 @@ def _run_batch(args: argparse.Namespace) -> int:
         if args.source is None:
             raise UsageError("--all needs --from SRC")
         plan = batches.plan_all(
-            args.source, args.target, registry, force=args.force, max_nodes=limit
+            args.source,
+            args.target,
+            registry,
+            force=args.force,
+            max_nodes=limit,
+            agent_namespace=settings.agent.namespace,
         )
     else:
         plan = batches.plan_nodes(
@@ -150,6 +160,7 @@ def _run_batch(args: argparse.Namespace) -> int:
             registry,
             force=args.force,
             max_nodes=limit,
+            agent_namespace=settings.agent.namespace,
         )
     print(batches.render(plan))
     if not plan.allowed:

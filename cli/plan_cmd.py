@@ -27,10 +27,15 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    _, registry = load()
+    settings, registry = load()
     ask = MigrationAsk(args.node, args.source, args.target, args.role, force=args.force)
     validate_ask(ask, registry.names_to_parse)
-    verdict = check(ask, registry.get(ask.source), registry.get(ask.target))
+    verdict = check(
+        ask,
+        registry.get(ask.source),
+        registry.get(ask.target),
+        agent_namespace=settings.agent.namespace,
+    )
     print(json.dumps(verdict_json(verdict), indent=2) if args.json else render(verdict))
     return 0 if verdict.allowed else 1
 

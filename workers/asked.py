@@ -18,8 +18,13 @@ from workers import context
 
 def check_move(ask: MigrationAsk) -> Answer:
     """Every rule for one migration, read from both clusters (joinops.rules.check)."""
-    clusters = context.current().clusters
-    return Answer.of(lambda: check(ask, clusters.get(ask.source), clusters.get(ask.target)))
+    ctx = context.current()
+    clusters, namespace = ctx.clusters, ctx.settings.agent.namespace
+    return Answer.of(
+        lambda: check(
+            ask, clusters.get(ask.source), clusters.get(ask.target), agent_namespace=namespace
+        )
+    )
 
 
 def locate(nodes: list[str], target: str) -> Answer:
@@ -30,18 +35,29 @@ def locate(nodes: list[str], target: str) -> Answer:
 def plan_nodes(
     nodes: list[str], source: str | None, target: str, role: Role, force: bool, max_nodes: int
 ) -> Answer:
-    registry = context.current().clusters
+    ctx = context.current()
+    registry, namespace = ctx.clusters, ctx.settings.agent.namespace
     return Answer.of(
         lambda: batches.plan_nodes(
-            nodes, source, target, role, registry, force=force, max_nodes=max_nodes
+            nodes,
+            source,
+            target,
+            role,
+            registry,
+            force=force,
+            max_nodes=max_nodes,
+            agent_namespace=namespace,
         )
     )
 
 
 def plan_all(source: str, target: str, force: bool, max_nodes: int) -> Answer:
-    registry = context.current().clusters
+    ctx = context.current()
+    registry, namespace = ctx.clusters, ctx.settings.agent.namespace
     return Answer.of(
-        lambda: batches.plan_all(source, target, registry, force=force, max_nodes=max_nodes)
+        lambda: batches.plan_all(
+            source, target, registry, force=force, max_nodes=max_nodes, agent_namespace=namespace
+        )
     )
 
 

@@ -169,7 +169,12 @@ def _announced_key(request_id: str) -> str:
 def _make_return(ctx: EngineContext, loan: Loan) -> str:
     ask = MigrationAsk(loan.node, loan.borrower, loan.home, Role(loan.home_role))
     try:
-        verdict = check(ask, ctx.clusters.get(ask.source), ctx.clusters.get(ask.target))
+        verdict = check(
+            ask,
+            ctx.clusters.get(ask.source),
+            ctx.clusters.get(ask.target),
+            agent_namespace=ctx.settings.agent.namespace,
+        )
     except ConfigError as e:
         return _overdue(ctx, loan, loan_texts.refused_return(str(e), loan.home))
     except UsageError as e:  # a cluster of the loan is gone (its hosts file removed, say)

@@ -17,6 +17,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
 
+from joinops.clusters import texts as cluster_texts
 from joinops.errors import (
     ClusterConflict,
     ClusterError,
@@ -71,6 +72,13 @@ class KubeCluster:
     def _translate(self, verb: str, resource: str, e: ApiException) -> ClusterError:
         message = _status_message(e)
         status = e.status or 0
+        if status == 403 and "violates PodSecurity" in message:  # admission, not RBAC
+            return ClusterForbidden(
+                self.name,
+                verb,
+                resource,
+                cluster_texts.pod_security_refused(self.name, verb, resource, message),
+            )
         if status in (401, 403):
             return ClusterForbidden(
                 self.name,
@@ -172,7 +180,24 @@ class KubeCluster:
             control_plane_endpoint=str(kubeadm.get("controlPlaneEndpoint") or ""),
             server=self.server,
             control_planes=tuple(self.control_planes()),
+            pod_subnet=str((kubeadm.get("networking") or {}).get("podSubnet") or ""),
+            controller_manager_args=tuple(extra_args(kubeadm.get("controllerManager")).items()),
         )
+
+
+def extra_args(section: Any) -> dict[str, str]:
+    """A ClusterConfiguration component's extraArgs: a map (v1beta3) or a list of {name,
+    value} (v1beta4)."""
+    args = section.get("extraArgs") if isinstance(section, dict) else None
+    if isinstance(args, dict):
+        return {str(k): str(v) for k, v in args.items()}
+    if isinstance(args, list):
+        return {
+            str(a["name"]): str(a.get("value", ""))
+            for a in args
+            if isinstance(a, dict) and a.get("name")
+        }
+    return {}
 
 
 def node_facts(node: Any) -> NodeFacts:

@@ -70,6 +70,8 @@ class ClusterFacts:
     control_plane_endpoint: str  # "" when kubeadm was run without one
     server: str  # the API server URL joinops reaches it at
     control_planes: tuple[NodeFacts, ...]
+    pod_subnet: str = ""  # kubeadm's networking.podSubnet ("" when none; dual-stack: "v4,v6")
+    controller_manager_args: tuple[tuple[str, str], ...] = ()  # kubeadm's extraArgs for it
 
 
 def node_name_problem(name: str) -> str | None:

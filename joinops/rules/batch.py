@@ -17,9 +17,19 @@ from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.requests.store import Request, RequestStore
+from joinops.rules import podranges
 from joinops.rules import texts as rule_texts
-from joinops.rules.check import TargetReading, Verdict, check, read_target
+from joinops.rules.agentns import DEFAULT_NAMESPACE
+from joinops.rules.check import (
+    TargetReading,
+    Verdict,
+    adding,
+    check,
+    read_agent_namespaces,
+    read_target,
+)
 from joinops.rules.findings import Finding, Severity, ordered, refusals
+from joinops.rules.locate import Listed, locate
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,7 @@ def plan_nodes(
     registry: ClusterAccess,
     force: bool = False,
     max_nodes: int | None = None,
+    agent_namespace: str = DEFAULT_NAMESPACE,
 ) -> BatchPlan:
     """`/join n1 n2 n3 [from SRC] to DST`: each node's source is looked up when not given.
     More than `max_nodes` is a UsageError before any cluster is read."""
@@ -82,7 +93,7 @@ def plan_nodes(
     asks = [MigrationAsk(n, sources[n], target, role, force) for n in nodes if n in sources]
     for ask in asks:
         validate_ask(ask, registry.names)
-    return _judge(asks, target, registry, findings, force, listed)
+    return _judge(asks, target, registry, findings, force, listed, agent_namespace=agent_namespace)
 
 
 def check_size(count: int, max_nodes: int | None, source: str = "") -> None:
@@ -97,6 +108,7 @@ def plan_all(
     registry: ClusterAccess,
     force: bool = False,
     max_nodes: int | None = None,
+    agent_namespace: str = DEFAULT_NAMESPACE,
 ) -> BatchPlan:
     """`/join all from SRC to DST`: every node; control planes keep their role if they can.
     A source of more than `max_nodes` nodes is a UsageError once its nodes are listed."""
@@ -126,81 +138,7 @@ def plan_all(
         is_cp = "node-role.kubernetes.io/control-plane" in labels
         role = Role.CONTROL_PLANE if is_cp and target_facts.control_plane_endpoint else Role.WORKER
         asks.append(MigrationAsk(str(node.metadata.name), source, target, role, force))
-    return _judge(asks, target, registry, [], force, reading=reading)
-
-
-@dataclass(frozen=True)
-class Listed:
-    """One cluster's nodes as one list showed them: names, and which are control planes."""
-
-    names: frozenset[str]
-    control_planes: frozenset[str]
-
-
-def list_nodes(registry: ClusterAccess, cluster: str) -> Listed | None:
-    """One list of the cluster's nodes; None when the cluster does not answer."""
-    kube = registry.get(cluster)
-    try:
-        listing = kube.call("list", "nodes", kube.core.list_node)
-    except ClusterError:
-        return None
-    names = {str(n.metadata.name) for n in listing.items}
-    planes = {
-        str(n.metadata.name)
-        for n in listing.items
-        if "node-role.kubernetes.io/control-plane" in (n.metadata.labels or {})
-    }
-    return Listed(frozenset(names), frozenset(planes))
-
-
-def locate(
-    nodes: list[str], target: str, registry: ClusterAccess
-) -> tuple[dict[str, str], list[Finding], dict[str, Listed]]:
-    """Find each node's cluster with one node list per candidate cluster (not one lookup per
-    node and cluster); a name in no cluster, or in two, is a refusal."""
-    candidates = [c for c in registry.names if c != target]
-    listed: dict[str, Listed] = {}
-    if len(nodes) == 1:  # one node: a get by name per cluster costs as many requests, fewer bytes
-        hits = _get_by_name(nodes[0], candidates, registry)
-    else:
-        with ThreadPoolExecutor(8) as pool:
-            lists = list(pool.map(lambda c: list_nodes(registry, c), candidates))
-        found = dict(zip(candidates, lists, strict=True))
-        listed = {c: v for c, v in found.items() if v is not None}
-        hits = [(n, c) for n in nodes for c, v in listed.items() if n in v.names]
-    sources: dict[str, str] = {}
-    findings = []
-    for node in nodes:
-        where = [c for n, c in hits if n == node]
-        if len(where) == 1:
-            sources[node] = where[0]
-        elif not where:
-            findings.append(
-                Finding(
-                    Severity.REFUSAL,
-                    "node-missing",
-                    rule_texts.batch_node_nowhere(node, candidates),
-                )
-            )
-        else:
-            findings.append(
-                Finding(
-                    Severity.REFUSAL, "ambiguous-node", rule_texts.batch_node_ambiguous(node, where)
-                )
-            )
-    return sources, findings, listed
-
-
-def _get_by_name(node: str, clusters: list[str], registry: ClusterAccess) -> list[tuple[str, str]]:
-    def present(cluster: str) -> bool:
-        try:
-            return registry.get(cluster).get_node(node) is not None
-        except ClusterError:
-            return False
-
-    with ThreadPoolExecutor(8) as pool:
-        found = list(pool.map(present, clusters))
-    return [(node, c) for c, hit in zip(clusters, found, strict=True) if hit]
+    return _judge(asks, target, registry, [], force, None, reading, agent_namespace)
 
 
 def _judge(
@@ -211,19 +149,29 @@ def _judge(
     force: bool,
     listed: dict[str, Listed] | None = None,
     reading: TargetReading | None = None,
+    agent_namespace: str = DEFAULT_NAMESPACE,
 ) -> BatchPlan:
     into = registry.get(target)
     reading = reading or read_target(into)  # once for the batch, not once per node
+    sources = sorted({a.source for a in asks})  # and each source's agent namespace once
+    agents = read_agent_namespaces([registry.get(s) for s in sources], agent_namespace)
 
     def one(ask: MigrationAsk) -> Verdict:
-        return check(ask, registry.get(ask.source), into, reading)
+        source = registry.get(ask.source)
+        return check(ask, source, into, reading, agent_namespace, agents[ask.source])
 
     with ThreadPoolExecutor(8) as pool:
         verdicts = list(pool.map(one, asks))
     items: list[BatchItem] = []
-    for source in sorted({a.source for a in asks}):
+    for source in sources:
         group = [v for v in verdicts if v.ask.source == source]
         items += _order_source(group, registry, findings, (listed or {}).get(source))
+    fitting = [i.ask.node for i in items if i.verdict.allowed]  # in plan order
+    short = podranges.shortfall(fitting, target, reading.ranges)  # no pod range left for these
+    items = [
+        replace(i, verdict=adding(i.verdict, short[i.ask.node])) if i.ask.node in short else i
+        for i in items
+    ]
     return BatchPlan(target, tuple(items), ordered(findings), force)
 
 

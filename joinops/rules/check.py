@@ -5,19 +5,22 @@ clusters in a constant number of API calls (get by name, control planes by label
 most two nodes for the last-control-plane rule, the control-plane mirror pods by label selector
 for the etcd quorum guard, the target's cluster-info by name, the node's pods by field selector
 and, only when they need them, one DaemonSet list and one PersistentVolume list: see
-`podsafety`) and depends on nothing but its arguments.
+`podsafety`; the source's agent namespace by name, see `agentns`; the target's
+kube-controller-manager mirror pod and one page of one node, see `podranges`) and depends on
+nothing but its arguments.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 from joinops.clusters import capins
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterError
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import ClusterFacts, NodeFacts, Role, Version
-from joinops.rules import podsafety
+from joinops.rules import agentns, podranges, podsafety
 from joinops.rules import texts as rule_texts
 from joinops.rules.findings import Finding, Severity, ordered, refusals
 from joinops.rules.quorum import unhealthy_peers
@@ -58,14 +61,40 @@ class TargetReading:
 
     facts: ClusterFacts | None
     findings: tuple[Finding, ...]
+    ranges: podranges.PodRanges | None = None  # its pod ranges, when it gives nodes some
+
+
+def adding(verdict: Verdict, finding: Finding) -> Verdict:
+    """The verdict with one more finding (a batch's, about the whole)."""
+    return replace(verdict, findings=ordered([*verdict.findings, finding]))
 
 
 def read_target(target: KubeCluster) -> TargetReading:
     try:
         facts = target.facts()
+        ranges = podranges.read(target, facts)
     except ClusterError as e:
         return TargetReading(None, (_unusable(target.name, e),))
-    return TargetReading(facts, tuple(_cluster_info(target)))
+    return TargetReading(facts, tuple(_cluster_info(target)), ranges)
+
+
+def read_agent_namespace(
+    source: KubeCluster, namespace: str = agentns.DEFAULT_NAMESPACE
+) -> agentns.AgentNamespace | Finding:
+    """The source's agent namespace (one GET), or the refusal of a source that did not answer."""
+    try:
+        return agentns.read(source, namespace)
+    except ClusterError as e:
+        return _unusable(source.name, e)
+
+
+def read_agent_namespaces(
+    sources: list[KubeCluster], namespace: str
+) -> dict[str, agentns.AgentNamespace | Finding]:
+    """Each source's agent namespace, read once (for a batch: not once per node)."""
+    with ThreadPoolExecutor(8) as pool:
+        read = pool.map(lambda s: read_agent_namespace(s, namespace), sources)
+        return {s.name: found for s, found in zip(sources, read, strict=True)}
 
 
 def check(
@@ -73,9 +102,12 @@ def check(
     source: KubeCluster,
     target: KubeCluster,
     reading: TargetReading | None = None,
+    agent_namespace: str = agentns.DEFAULT_NAMESPACE,
+    agent: agentns.AgentNamespace | Finding | None = None,
 ) -> Verdict:
     """Every rule for one migration. Unreachable clusters become refusals, not exceptions.
-    `reading`: the target as a batch read it once for all its nodes."""
+    `reading`: the target as a batch read it once for all its nodes; `agent_namespace`: config
+    agent.namespace; `agent`: that namespace as a batch read it once for the source."""
     findings: list[Finding] = []
     node = source_cp = None
     try:
@@ -117,6 +149,10 @@ def check(
             findings.append(_unusable(source.name, e))
         else:
             findings.extend(podsafety.findings(ask.node, pods, ask.force))
+        agent = agent or read_agent_namespace(source, agent_namespace)
+        findings.extend([agent] if isinstance(agent, Finding) else agent.findings(ask.source))
+    if node is not None and reading.ranges is not None:
+        findings.extend(reading.ranges.findings(ask.node, ask.target))
     if node is not None and target_facts is not None:
         findings.extend(_versions(ask, node, target_facts.version))
         findings.extend(_kubeadm_minor(ask, node, target_facts.version))

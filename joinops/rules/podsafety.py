@@ -6,8 +6,9 @@ The rules show the result before approval; the drain applies it again right befo
 - Succeeded and Failed pods are deleted: nothing runs in them any more.
 - A pod without a controller is deleted and never recreated: refused unless forced.
 - A pod whose PersistentVolumeClaim is bound to a node-local PersistentVolume (`local`, or
-  `hostPath` with required node affinity to this node) could not run anywhere else: refused
-  unless forced.
+  `hostPath` with required node affinity to this node, or a CSI volume whose required node
+  affinity names this node alone, as TopoLVM's and OpenEBS LocalPV's do) could not run anywhere
+  else: refused unless forced.
 - A pod with an emptyDir volume loses that data: a warning.
 - A pod already being deleted is waited for, whatever it is.
 
@@ -140,12 +141,23 @@ def _node_local_claims(cluster: KubeCluster, node: str) -> dict[str, str]:
 
 
 def _pinned_to(spec: Any, node: str) -> bool:
-    """A `local` or `hostPath` volume whose required node affinity selects `node`."""
-    if spec.local is None and spec.host_path is None:
-        return False
+    """A `local` or `hostPath` volume whose required node affinity selects `node`; or a CSI
+    volume whose required node affinity names this node alone under any topology key
+    (TopoLVM's `topology.topolvm.io/node`, OpenEBS LocalPV's `openebs.io/nodename` or the
+    hostname label): node-local storage, where a zonal volume names zones."""
     required = spec.node_affinity.required if spec.node_affinity else None
     terms = required.node_selector_terms if required else None
+    if spec.csi is not None:
+        return any(_term_names_only(term, node) for term in terms or [])
+    if spec.local is None and spec.host_path is None:
+        return False
     return any(_term_selects(term, node) for term in terms or [])
+
+
+def _term_names_only(term: Any, node: str) -> bool:
+    return any(
+        r.operator == "In" and list(r.values or []) == [node] for r in term.match_expressions or []
+    )
 
 
 def _term_selects(term: Any, node: str) -> bool:

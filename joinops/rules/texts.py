@@ -240,3 +240,38 @@ def batch_leaves_nodes_without_control_plane(source: str) -> str:
         f"they would be left without a control plane. Add them to the batch, or leave one "
         f"control plane."
     )
+
+
+# --- the host's agent and its network: Pod Security, pod ranges ---
+
+
+def agent_namespace_pod_security(source: str, namespace: str, level: str) -> str:
+    return (
+        f"{source}'s namespace `{namespace}`, where joinops runs its node agent, has "
+        f"`pod-security.kubernetes.io/enforce: {level}`; the agent is a privileged pod "
+        f"(hostPID, hostNetwork, the host's / mounted), which Pod Security would reject only "
+        f"when the node is already drained. Allow it there: `kubectl label namespace "
+        f"{namespace} pod-security.kubernetes.io/enforce=privileged --overwrite` (in "
+        f"{source}), or choose another `agent.namespace` in joinops's configuration."
+    )
+
+
+def pod_ranges(subnet: str, mask: int, in_use: int, total: int) -> str:
+    return f"podSubnet {subnet}, a /{mask} per node: {in_use} of {total} ranges in use"
+
+
+def pod_ranges_exhausted(node: str, target: str, ranges: str) -> str:
+    return (
+        f"{target} has no pod range left for `{node}` ({ranges}). kube-controller-manager "
+        f"would give it no podCIDR (event CIDRNotAvailable) and its network would never become "
+        f"Ready. Remove nodes from {target} first (a deleted node frees its range); the "
+        f"podSubnet itself cannot easily be widened on a running cluster."
+    )
+
+
+def batch_pod_ranges_short(node: str, target: str, fit: int, asked: int, ranges: str) -> str:
+    return (
+        f"{target} has pod ranges left for only {fit} of this batch's {asked} nodes ({ranges}): "
+        f"`{node}` would get no podCIDR and its network would never become Ready. Move at most "
+        f"{fit} nodes now, or remove nodes from {target} first."
+    )

@@ -26,6 +26,7 @@ def cost_of_check(
             version="v1.31.2",
             control_plane_endpoint="dst:6443",
             nodes=[NodeSpec("dst-cp", role="control-plane")],
+            pod_subnet="10.0.0.0/8",  # a /24 per node: room for 65,536 nodes
         )
         source.add_nodes(workers, prefix="src-w")
         target.add_nodes(workers, prefix="dst-w")
@@ -52,16 +53,18 @@ def cost_of_check(
 def test_check_cost_is_flat_from_10_to_2000_nodes(tmp_path):
     small_calls, small_bytes = cost_of_check(tmp_path, 10)
     large_calls, large_bytes = cost_of_check(tmp_path, 2000)
-    # source: get node, control planes, at most two nodes, the node's pods; target: version,
-    # kubeadm-config, control planes, get node, cluster-info (the CA pins the node will see)
-    assert small_calls == large_calls == 9
+    # source: get node, control planes, at most two nodes, the node's pods, the agent namespace;
+    # target: version, kubeadm-config, control planes, get node, cluster-info (the CA pins the
+    # node will see), the kube-controller-manager mirror pods and one page of one node (its pod
+    # ranges: remainingItemCount counts the nodes)
+    assert small_calls == large_calls == 12
     assert large_bytes < small_bytes * 1.2  # a few digits longer (counts), never a node list
 
 
 def test_check_cost_does_not_grow_with_the_pods_on_the_node(tmp_path):
     few_calls, _ = cost_of_check(tmp_path, 10, pods=2)
     many_calls, _ = cost_of_check(tmp_path, 10, pods=200)
-    assert few_calls == many_calls == 11  # + one DaemonSet list + one PersistentVolume list
+    assert few_calls == many_calls == 14  # + one DaemonSet list + one PersistentVolume list
 
 
 def test_the_quorum_guard_adds_no_call_whatever_the_size(tmp_path):
@@ -69,5 +72,5 @@ def test_the_quorum_guard_adds_no_call_whatever_the_size(tmp_path):
     small_calls, small_bytes = cost_of_check(tmp_path, 10, control_planes=2)
     large_calls, large_bytes = cost_of_check(tmp_path, 2000, control_planes=2)
     # the mirror-pod list replaces the two-node listing (the node is not the last control plane)
-    assert small_calls == large_calls == 9
+    assert small_calls == large_calls == 12
     assert large_bytes < small_bytes * 1.2

@@ -31,6 +31,7 @@ def test_allowed_worker_shows_versions_and_steps(configured, capsys):
     assert [s["id"] for s in verdict["steps"]] == [
         "check",
         "join-material",
+        "probe",
         "cordon",
         "drain",
         "agent",

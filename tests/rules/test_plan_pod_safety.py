@@ -23,17 +23,25 @@ def core(cluster: Cluster) -> client.CoreV1Api:
     return client.CoreV1Api(cluster.api_client())
 
 
-def local_volume(cluster: Cluster, name: str, node: str, claim: str, *, host_path: bool = False):
-    """A PersistentVolume pinned to `node`, bound to default/`claim`, made through the client."""
+def local_volume(  # type: ignore[no-untyped-def]
+    cluster: Cluster,
+    name: str,
+    node: str,
+    claim: str,
+    *,
+    host_path: bool = False,
+    csi: str = "",
+    key: str = "kubernetes.io/hostname",
+):
+    """A PersistentVolume pinned to `node` (under `key`), bound to default/`claim`, made through
+    the client; `csi`: a CSI driver's volume instead of a local or hostPath one."""
     source = {"hostPath": {"path": f"/data/{name}"}} if host_path else {"local": {"path": "/d"}}
+    if csi:
+        source = {"csi": {"driver": csi, "volumeHandle": f"{name}-handle"}}
     affinity = {
         "required": {
             "nodeSelectorTerms": [
-                {
-                    "matchExpressions": [
-                        {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}
-                    ]
-                }
+                {"matchExpressions": [{"key": key, "operator": "In", "values": [node]}]}
             ]
         }
     }
@@ -142,6 +150,34 @@ def test_host_path_volume_pinned_here_refuses(configured: World, capsys):
     a.add_pod("a-w-1", "db-2", owner_kind="StatefulSet", spec=claim_spec("data-db-2"))
     code, verdict = plan(capsys)
     assert code == 1 and "pv-here" in findings(verdict)["local-volume-pods"][1]
+
+
+def test_a_csi_volume_pinned_to_the_node_counts_as_node_local(configured: World, capsys):
+    """TopoLVM's PVs carry required node affinity `topology.topolvm.io/node In [<node>]`: the
+    data lives on that node's disks, so the StatefulSet replica could never start elsewhere."""
+    a = configured.cluster("clusterA")
+    local_volume(
+        a, "pvc-lvm", "a-w-1", "data-db-3", csi="topolvm.io", key="topology.topolvm.io/node"
+    )
+    a.add_pod("a-w-1", "db-3", owner_kind="StatefulSet", spec=claim_spec("data-db-3"))
+    code, verdict = plan(capsys)
+    assert code == 1 and "pvc-lvm" in findings(verdict)["local-volume-pods"][1]
+
+
+def test_a_zonal_csi_volume_is_not_node_local(configured: World, capsys):
+    """A cloud disk names its zone, not a node: the pod can move within the zone."""
+    a = configured.cluster("clusterA")
+    local_volume(
+        a,
+        "pvc-ebs",
+        "eu-west-1a",
+        "data-db-4",
+        csi="ebs.csi.aws.com",
+        key="topology.ebs.csi.aws.com/zone",
+    )
+    a.add_pod("a-w-1", "db-4", owner_kind="StatefulSet", spec=claim_spec("data-db-4"))
+    code, verdict = plan(capsys)
+    assert code == 0 and "local-volume-pods" not in findings(verdict)
 
 
 def test_empty_dir_warns_before_approval(configured: World, capsys):
