@@ -70,3 +70,28 @@ def hosts_duplicate(cluster: str, files: list[str]) -> str:
         f"the files {', '.join(files)} all name the cluster {cluster!r}: none of them is used "
         "until only one is left"
     )
+
+
+# ---- what an API server's admission refused ------------------------------------------------------
+
+
+def pod_security_refused(cluster: str, verb: str, resource: str, message: str) -> str:
+    return (
+        f"{cluster}'s Pod Security admission refused to {verb} {resource}: the namespace "
+        f"does not allow privileged pods ({message}). The credentials are not the problem: "
+        f"label the agent namespace (config agent.namespace) with "
+        f"`pod-security.kubernetes.io/enforce=privileged --overwrite`, or choose another "
+        f"agent.namespace."
+    )
+
+
+# ---- a cluster's kubelet configuration (kube-system/kubelet-config) ------------------------------
+
+
+def kubelet_config_unreadable(namespace: str, name: str, key: str, line: int | None) -> str:
+    where = f" (line {line + 1})" if line is not None else ""
+    return (
+        f"ConfigMap {namespace}/{name}, key `{key}`, is not a KubeletConfiguration in YAML"
+        f"{where}: a node joining this cluster could not start its kubelet with it. Fix it "
+        f"(`kubectl -n {namespace} edit configmap {name}`) before moving a node in."
+    )
