@@ -10,7 +10,7 @@ import hashlib
 import ipaddress
 import secrets
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -135,6 +135,9 @@ def kubeadm_api_version(kubeadm: Version) -> str:
     )
 
 
+CONTROL_PLANE_TAINT = "node-role.kubernetes.io/control-plane"
+
+
 def join_configuration(
     *,
     kubeadm_version: Version,
@@ -145,6 +148,9 @@ def join_configuration(
     certificate_key: str | None = None,
     advertise_address: str | None = None,
     bind_port: int = DEFAULT_API_PORT,
+    kubelet_args: Mapping[str, str] | None = None,
+    cri_socket: str = "",
+    taints: Sequence[Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """A kubeadm JoinConfiguration; `certificate_key` makes it a control-plane join.
 
@@ -154,6 +160,10 @@ def join_configuration(
 
     `node_name=None` leaves `nodeRegistration.name` out: a fresh host registers under its
     hostname (what an Ignition file for any number of new hosts needs).
+
+    `kubelet_args` and `cri_socket`: the node's own kubelet flags (`--node-ip`,
+    `--cloud-provider` ...) and runtime socket, which `kubeadm reset` deletes with
+    /var/lib/kubelet/kubeadm-flags.env; kubeadm writes them back from here.
     """
     config: dict[str, Any] = {
         "apiVersion": kubeadm_api_version(kubeadm_version),
@@ -166,11 +176,32 @@ def join_configuration(
             },
         },
     }
+    registration: dict[str, Any] = {}
     if node_name is not None:
-        config["nodeRegistration"] = {"name": node_name}
+        registration["name"] = node_name
+    if cri_socket:
+        registration["criSocket"] = cri_socket
+    if kubelet_args:
+        registration["kubeletExtraArgs"] = _extra_args(config["apiVersion"], kubelet_args)
+    if taints is not None:  # replaces kubeadm's defaults: a control plane keeps its own
+        own = [dict(t) for t in taints]
+        if certificate_key is not None and not any(
+            t.get("key") == CONTROL_PLANE_TAINT for t in own
+        ):
+            own.append({"key": CONTROL_PLANE_TAINT, "effect": "NoSchedule"})
+        registration["taints"] = own
+    if registration:
+        config["nodeRegistration"] = registration
     if certificate_key is not None:
         local: dict[str, Any] = {"bindPort": bind_port}
         if advertise_address:
             local["advertiseAddress"] = advertise_address
         config["controlPlane"] = {"certificateKey": certificate_key, "localAPIEndpoint": local}
     return config
+
+
+def _extra_args(api_version: str, args: Mapping[str, str]) -> Any:
+    """v1beta4 takes a list of name/value pairs; v1beta3 a map."""
+    if api_version.endswith("v1beta3"):
+        return dict(args)
+    return [{"name": name, "value": value} for name, value in args.items()]

@@ -31,6 +31,7 @@ from joinops.errors import ConfigError
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_REDIS_URL = "redis://localhost:6379/0"
 DEFAULT_AGENT_IMAGE = "docker.io/library/busybox:1.37"
+DEFAULT_CHECK_IMAGE = "registry.k8s.io/pause:3.10"
 
 _DURATION = re.compile(
     r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$", re.IGNORECASE
@@ -63,6 +64,9 @@ class ClusterConfig(_Strict):
 
     kubeconfig: Path | None = None  # None: the active kubeconfig (KUBECONFIG or ~/.kube/config)
     context: str | None = None  # None: the kubeconfig's current context
+    # After a node joins this cluster, a short-lived pod on it must run with an address from
+    # its pod CIDR. Turn off for a target without a pod network yet.
+    pod_check: bool = True
 
 
 class Timeouts(_Strict):
@@ -71,6 +75,11 @@ class Timeouts(_Strict):
     approval: Duration = timedelta(minutes=30)  # a pending request expires after this
     drain: Duration = timedelta(minutes=10)  # the whole drain, evictions and terminations
     join: Duration = timedelta(minutes=15)  # from node agent start to Ready in the target
+    # a pod joinops runs on the node (probes, the node agent) must be Running within this;
+    # otherwise it is deleted and the move rolled back: nothing was done to the host
+    agent_start: Duration = timedelta(minutes=5)
+    probe: Duration = timedelta(minutes=5)  # a started probe's checks (image pulls included)
+    pod_check: Duration = timedelta(minutes=3)  # the moved node's first pod in the target
     upload_certs: Duration = timedelta(minutes=5)  # the control-plane certificate upload pod
     api: Duration = timedelta(seconds=15)  # one Kubernetes API call (connect + read)
     lock: Duration = timedelta(seconds=60)  # a dead worker's locks are free again after this
@@ -86,7 +95,13 @@ class AgentConfig(_Strict):
 
     namespace: str = "joinops-system"
     image: str = DEFAULT_AGENT_IMAGE
+    # The pod check's image (a moved node must run a pod): the pause image every node already
+    # holds for its pod sandboxes, so nothing is pulled. Your mirror's in an air-gapped cluster.
+    check_image: str = DEFAULT_CHECK_IMAGE
     host_profile: Literal["kubeadm", "ock"] = "kubeadm"
+    # carry the node's own labels and taints (not the cluster-owned ones: *.kubernetes.io,
+    # *.k8s.io, joinops.io) into the target: taints at registration, labels at the clean-up
+    keep_labels_and_taints: bool = False
 
 
 class Policy(_Strict):

@@ -18,6 +18,34 @@ MANAGED_LABELS = {"app.kubernetes.io/managed-by": "joinops"}
 JOIN_KEY = "join-config.yaml"
 CERT_KEY = "certificate-key"
 HOST_JOIN_FILE = "/var/lib/joinops/join-config.yaml"
+# What else the join Secret carries for the probes and the agent (none of it secret):
+CA_KEY = "ca.crt"  # the target's CA, as cluster-info shows it to the node
+ENDPOINT_KEY = "endpoint"  # the target endpoint the node joins (host:port)
+PORTS_KEY = "ports"  # the ports kubeadm's join preflight checks, space-separated
+NODE_IP_KEY = "node-ip"  # the node-ip the JoinConfiguration gives the kubelet ("" if none)
+NOT_AFTER_ENV = "JOINOPS_NOT_AFTER"  # epoch seconds: an agent starting later does nothing
+NOT_STARTED = "joinops: not started:"  # how the agent's message starts when it did nothing
+# Checks a node that is still in its old cluster must fail, ignored in the probe's preflight:
+# its own kubelet's and control plane's files. Ports are ignored only while Kubernetes' own
+# processes hold them (the reset frees those); any other process on a port fails the probe.
+IGNORED_PREFLIGHT = (
+    "FileAvailable--etc-kubernetes-kubelet.conf",
+    "FileAvailable--etc-kubernetes-bootstrap-kubelet.conf",
+    "FileAvailable--etc-kubernetes-pki-ca.crt",
+    "DirAvailable--etc-kubernetes-manifests",
+    "DirAvailable--var-lib-etcd",
+    "FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml",
+    "FileAvailable--etc-kubernetes-manifests-kube-controller-manager.yaml",
+    "FileAvailable--etc-kubernetes-manifests-kube-scheduler.yaml",
+    "FileAvailable--etc-kubernetes-manifests-etcd.yaml",
+)
+KUBERNETES_PROCESSES = ("kubelet", "kube-apiserver", "etcd", "kube-controller", "kube-scheduler")
+# the CRI sockets kubeadm looks for (cmd/kubeadm/app/constants: known CRI endpoints)
+CRI_SOCKETS = (
+    "/var/run/containerd/containerd.sock",
+    "/var/run/crio/crio.sock",
+    "/var/run/cri-dockerd.sock",
+)
 
 
 def unit_name(request_id: str) -> str:
@@ -31,6 +59,18 @@ def agent_pod_name(request_id: str) -> str:
 
 def join_secret_name(request_id: str) -> str:
     return f"joinops-join-{request_id}"
+
+
+def facts_pod_name(request_id: str) -> str:
+    return f"joinops-facts-{request_id}"
+
+
+def probe_pod_name(request_id: str) -> str:
+    return f"joinops-probe-{request_id}"
+
+
+def check_pod_name(request_id: str) -> str:
+    return f"joinops-podcheck-{request_id}"
 
 
 def upload_pod_name(request_id: str) -> str:
@@ -78,11 +118,87 @@ def _script_id(request_id: str) -> str:
     return request_id
 
 
+def _deadline_guard() -> str:
+    """The agent's first line: past its deadline, joinops gave it up (rolled the move back),
+    so a late start does nothing to the host."""
+    return (
+        f'if [ "$(date +%s)" -gt "${NOT_AFTER_ENV}" ]; then '
+        f'echo "{NOT_STARTED} the node agent started after its deadline; nothing done" '
+        "> /dev/termination-log; exit 3; fi"
+    )
+
+
+def host_facts_script() -> str:
+    """Reads, changing nothing: the kubelet's kubeadm flags, the CRI sockets, the runtime's
+    cgroup driver and the host's addresses, one `key: value` line each."""
+    sockets = " ".join(CRI_SOCKETS)
+    return "\n".join(
+        [
+            "set -u",
+            "flags=$(sed -n 's/^KUBELET_KUBEADM_ARGS=\"\\(.*\\)\"$/\\1/p' "
+            "/host/var/lib/kubelet/kubeadm-flags.env 2>/dev/null)",
+            'sockets=""',
+            f'for s in {sockets}; do [ -S "/host$s" ] && sockets="$sockets unix://$s"; done',
+            "driver=unknown",
+            "if chroot /host containerd config dump 2>/dev/null | "
+            "grep -Eq 'SystemdCgroup *= *true'; then driver=systemd; "
+            "elif chroot /host containerd config dump >/dev/null 2>&1; then driver=cgroupfs; "
+            "elif chroot /host crio config 2>/dev/null | "
+            "grep -Eq 'cgroup_manager *= *.cgroupfs'; then driver=cgroupfs; "
+            "elif chroot /host crio config >/dev/null 2>&1; then driver=systemd; fi",
+            "addrs=$(chroot /host ip -o addr show scope global | awk '{print $4}' | "
+            "cut -d/ -f1 | tr '\\n' ' ')",
+            "printf 'kubeadm-flags: %s\\ncri-sockets: %s\\ncgroup-driver: %s\\naddresses: %s\\n' "
+            '"$flags" "${sockets# }" "$driver" "$addrs" > /dev/termination-log',
+        ]
+    )
+
+
+def preflight_script(request_id: str) -> str:
+    """Before anything changes on the host: reach the target endpoint with the pinned CA, check
+    the node-ip, and run `kubeadm join phase preflight` with the real JoinConfiguration. One
+    `check NAME: ok|failed WHY` line each; exit 1 when one failed."""
+    work = f"/var/lib/joinops/probe-{_script_id(request_id)}"
+    ignored = ",".join(IGNORED_PREFLIGHT)
+    processes = "|".join(KUBERNETES_PROCESSES)
+    return "\n".join(
+        [
+            "set -u",
+            "out=/dev/termination-log; : > $out; rc=0",
+            f"install -D -m 0600 /joinops/{JOIN_KEY} /host{work}/{JOIN_KEY}",
+            f"install -m 0644 /joinops/{CA_KEY} /host{work}/{CA_KEY}",
+            f"trap 'rm -rf /host{work}' EXIT",
+            'check() { if [ -z "$2" ]; then echo "check $1: ok" >> $out; '
+            'else echo "check $1: failed $2" >> $out; rc=1; fi; }',
+            f"err=$(chroot /host curl -sS -o /dev/null --max-time 10 --cacert {work}/{CA_KEY} "
+            f'"https://$(cat /joinops/{ENDPOINT_KEY})/livez" 2>&1) && err=""',
+            "check endpoint \"$(printf '%s' \"$err\" | tr '\\n' ' ')\"",
+            "ips=\" $(chroot /host ip -o addr show | awk '{print $4}' | cut -d/ -f1 | "
+            "tr '\\n' ' ')\"",
+            'bad=""',
+            f"for ip in $(tr ',' ' ' < /joinops/{NODE_IP_KEY}); do "
+            'case "$ips" in *" $ip "*) ;; *) bad="$bad $ip";; esac; done',
+            'check node-ip "${bad:+node-ip$bad is not an address of this host ($ips)}"',
+            f"ignore={ignored}",
+            f"for p in $(cat /joinops/{PORTS_KEY}); do "
+            'who=$(chroot /host ss -Hltnp "sport = :$p" 2>/dev/null | '
+            'sed -n \'s/.*users:(("\\([^"]*\\)".*/\\1/p\' | head -n1); '
+            f'case "$who" in {processes}) ignore="$ignore,Port-$p";; esac; done',
+            f"err=$(chroot /host kubeadm join phase preflight --config {work}/{JOIN_KEY} "
+            '--ignore-preflight-errors="$ignore" 2>&1) && err=""',
+            "check preflight \"$(printf '%s' \"$err\" | grep -E 'ERROR|error|found multiple' | "
+            "tr '\\n' ' ' | cut -c1-1500)\"",
+            "exit $rc",
+        ]
+    )
+
+
 def kubeadm_script(request_id: str) -> str:
     unit = unit_name(_script_id(request_id))
     return "\n".join(
         [
             "set -eu",
+            _deadline_guard(),
             f"install -D -m 0600 /joinops/{JOIN_KEY} /host{HOST_JOIN_FILE}",
             f"chroot /host systemd-run --unit={unit} --collect --property=Type=oneshot "
             f"/bin/sh -c 'kubeadm reset -f && {hostcleanup.shell()} && "
@@ -99,6 +215,7 @@ def ock_script(request_id: str) -> str:
     return "\n".join(
         [
             "set -eu",
+            _deadline_guard(),
             f"install -D -m 0600 /joinops/{JOIN_KEY} /host/etc/kubernetes/kubeadm.conf",
             f"mkdir -p {dropin} /host/etc/ocne",
             f"printf '[Service]\\nEnvironment=ACTION=join\\n' > {dropin}/joinops-action.conf",
@@ -124,11 +241,12 @@ def privileged_pod(
     node: str,
     image: str,
     script: str,
-    secret_name: str,
+    secret_name: str | None,
     pod_labels: dict[str, str],
     host_pid: bool,
 ) -> dict[str, Any]:
-    return {
+    """`secret_name`: mounted read-only at /joinops (None: nothing mounted there)."""
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": pod_labels},
@@ -145,25 +263,31 @@ def privileged_pod(
                     "image": image,
                     "command": ["/bin/sh", "-c", script],
                     "securityContext": {"privileged": True},
-                    "volumeMounts": [
-                        {"name": "host", "mountPath": "/host"},
-                        {"name": "material", "mountPath": "/joinops", "readOnly": True},
-                    ],
+                    # what the scripts write there is the pod's termination message (<= 4 KiB)
+                    "terminationMessagePath": "/dev/termination-log",
+                    "volumeMounts": [{"name": "host", "mountPath": "/host"}],
                 }
             ],
-            "volumes": [
-                {"name": "host", "hostPath": {"path": "/", "type": "Directory"}},
-                {"name": "material", "secret": {"secretName": secret_name, "defaultMode": 0o400}},
-            ],
+            "volumes": [{"name": "host", "hostPath": {"path": "/", "type": "Directory"}}],
         },
     }
+    if secret_name is not None:
+        spec = pod["spec"]
+        spec["containers"][0]["volumeMounts"].append(
+            {"name": "material", "mountPath": "/joinops", "readOnly": True}
+        )
+        spec["volumes"].append(
+            {"name": "material", "secret": {"secretName": secret_name, "defaultMode": 0o400}}
+        )
+    return pod
 
 
 def agent_pod(
-    *, namespace: str, request_id: str, node: str, image: str, profile: str
+    *, namespace: str, request_id: str, node: str, image: str, profile: str, not_after: int
 ) -> dict[str, Any]:
+    """`not_after`: epoch seconds after which the agent, should it start, does nothing."""
     script = ock_script(request_id) if profile == "ock" else kubeadm_script(request_id)
-    return privileged_pod(
+    pod = privileged_pod(
         namespace=namespace,
         name=agent_pod_name(request_id),
         node=node,
@@ -173,6 +297,51 @@ def agent_pod(
         pod_labels=labels(request_id, "agent"),
         host_pid=True,
     )
+    pod["spec"]["containers"][0]["env"] = [{"name": NOT_AFTER_ENV, "value": str(not_after)}]
+    return pod
+
+
+def probe_pod(
+    *, namespace: str, request_id: str, node: str, image: str, facts: bool
+) -> dict[str, Any]:
+    """The facts pod (`facts`) or the preflight pod: they read, never change, the host."""
+    return privileged_pod(
+        namespace=namespace,
+        name=facts_pod_name(request_id) if facts else probe_pod_name(request_id),
+        node=node,
+        image=image,
+        script=host_facts_script() if facts else preflight_script(request_id),
+        secret_name=None if facts else join_secret_name(request_id),
+        pod_labels=labels(request_id, "probe"),
+        host_pid=True,
+    )
+
+
+def check_pod(*, namespace: str, request_id: str, node: str, image: str) -> dict[str, Any]:
+    """An ordinary pod on the moved node (pod network, no privileges): does a pod run there?"""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": check_pod_name(request_id),
+            "namespace": namespace,
+            "labels": labels(request_id, "pod-check"),
+        },
+        "spec": {
+            "nodeName": node,
+            "restartPolicy": "Never",
+            "automountServiceAccountToken": False,
+            "terminationGracePeriodSeconds": 0,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [  # the pause image's own entrypoint: it waits until deleted
+                {
+                    "name": "check",
+                    "image": image,
+                    "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}},
+                }
+            ],
+        },
+    }
 
 
 def upload_certs_pod(*, namespace: str, request_id: str, node: str, image: str) -> dict[str, Any]:

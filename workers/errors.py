@@ -4,7 +4,14 @@ from __future__ import annotations
 
 
 class PermanentError(Exception):
-    """The step cannot succeed by retrying: stop the migration and tell the operator why."""
+    """The step cannot succeed by retrying: stop the migration and tell the operator why.
+
+    `where`: where the node is and what to do, when the step knows it better than the runner
+    (a node that joined but cannot run pods)."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where
 
 
 class TemporaryError(Exception):

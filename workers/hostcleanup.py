@@ -23,6 +23,17 @@ STEPS: tuple[tuple[str, str], ...] = (
         "if command -v ipvsadm >/dev/null; then ipvsadm --clear; fi",
     ),
     ("removing the root user kubeconfig /root/.kube/config", "rm -f /root/.kube/config"),
+    (
+        # The bridge plugin keeps `cni0` and its address (from the source's pod CIDR): in the
+        # target every new pod would fail with "cni0 already has an IP address different from
+        # ..." (flannel-io/flannel#1850). The target's CNI makes its interfaces anew.
+        "deleting the CNI network interfaces that are present "
+        "(cni0 flannel.1 vxlan.calico kube-ipvs0 cilium_*)",
+        "for i in cni0 flannel.1 vxlan.calico kube-ipvs0 "
+        "$(ls /sys/class/net | grep ^cilium_); do if [ -e /sys/class/net/$i ]; then "
+        'echo "joinops: deleting interface $i"; ip link delete $i; fi; done',
+    ),
+    ("removing the CNI plugins state /var/lib/cni/", "rm -rf /var/lib/cni/"),
 )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from joinops.clusters import capins
+from joinops.clusters.kubeletconfig import read_kubelet_config
 from joinops.errors import ClusterError
 from joinops.joinmaterial import (
     DEFAULT_API_PORT,
@@ -25,7 +26,7 @@ from joinops.joinmaterial import (
 )
 from joinops.requests import step_texts
 from joinops.requests.model import Role
-from workers import agent, material
+from workers import agent, hostprobe, material, nodelabels
 from workers.errors import PermanentError
 from workers.run import Run
 
@@ -44,6 +45,8 @@ def prepare_join_material(run: Run) -> str:
     ca_hashes = info.ca_hashes
     run.remember("join-material", ca_hashes=ca_hashes)
     node = run.source.get_node(run.request.node)
+    material.ensure_namespace(run.source, run.namespace)
+    host = _host_facts(run)
     token = _mint_token(
         run, timeouts.drain + timeouts.join + timeouts.upload_certs + timedelta(minutes=10)
     )
@@ -51,18 +54,18 @@ def prepare_join_material(run: Run) -> str:
     if run.request.role is Role.CONTROL_PLANE:
         bind_port = target.api_server_port() or DEFAULT_API_PORT
         certificate_key = new_certificate_key()
-        host = _upload_host(run, facts.control_planes)
+        uploader = _upload_host(run, facts.control_planes)
         material.upload_certs(
             target,
             namespace=run.namespace,
             request_id=run.id,
-            node=host,
+            node=uploader,
             image=run.ctx.settings.agent.image,
             certificate_key=certificate_key,
             timeout=timeouts.upload_certs.total_seconds(),
             clock=run.ctx.clock,
         )
-        run.remember("join-material", certs_uploaded_at=run.ctx.clock(), certs_host=host)
+        run.remember("join-material", certs_uploaded_at=run.ctx.clock(), certs_host=uploader)
     config = join_configuration(
         kubeadm_version=min(node.kubelet_version, facts.version) if node else facts.version,
         endpoint=endpoint,
@@ -72,18 +75,58 @@ def prepare_join_material(run: Run) -> str:
         certificate_key=certificate_key,
         advertise_address=node.internal_ip if node else None,
         bind_port=bind_port,
+        kubelet_args=host.kept_flags,
+        cri_socket=host.cri_socket,
+        taints=_carried(run).get("taints"),
     )
-    material.ensure_namespace(run.source, run.namespace)
+    ports = [10250] + ([bind_port, 10259, 10257, 2379, 2380] if certificate_key else [])
     material.put_secret(
         run.source,
         run.namespace,
         agent.join_secret_name(run.id),
-        {agent.JOIN_KEY: yaml.safe_dump(config, sort_keys=False)},
+        {
+            agent.JOIN_KEY: yaml.safe_dump(config, sort_keys=False),
+            agent.CA_KEY: b"".join(info.ca_pems).decode(),
+            agent.ENDPOINT_KEY: endpoint,
+            agent.PORTS_KEY: " ".join(str(p) for p in ports),
+            agent.NODE_IP_KEY: host.kept_flags.get("node-ip", ""),
+        },
         agent.labels(run.id, "join"),
     )
     return step_texts.material_ready(
         run.request.target, token.id, endpoint, run.request.role is Role.CONTROL_PLANE
     )
+
+
+def _host_facts(run: Run) -> hostprobe.HostFacts:
+    """The node's kubelet flags and runtime, read once from the host (the facts pod) before
+    anything changes; a runtime whose cgroup driver the target's kubelet would refuse stops
+    the move here."""
+    memory = run.memory("join-material").get("host")
+    if memory is not None:
+        return hostprobe.HostFacts.from_memory(memory)
+    host = hostprobe.read_host_facts(run)
+    wanted = read_kubelet_config(run.target).cgroup_driver
+    if wanted and host.cgroup_driver not in ("unknown", wanted):
+        raise PermanentError(
+            step_texts.cgroup_driver_mismatch(
+                run.request.node, host.cgroup_driver, run.request.target, wanted
+            )
+        )
+    run.remember("join-material", host=host.as_memory())
+    return host
+
+
+def _carried(run: Run) -> dict[str, Any]:
+    """The node's own labels and taints to carry over ({} when the option is off), read from
+    the source once, before anything changes."""
+    if not run.ctx.settings.agent.keep_labels_and_taints:
+        return {}
+    memory = run.memory("join-material").get("carried")
+    if memory is None:
+        memory = nodelabels.read_own(run.source, run.request.node)
+        run.remember("join-material", carried=memory)
+    return dict(memory)
 
 
 def _mint_token(run: Run, ttl: timedelta) -> BootstrapToken:

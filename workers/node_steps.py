@@ -6,6 +6,8 @@ Each returns the line to report and is safe to run twice.
 
 from __future__ import annotations
 
+import logging
+
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound, ClusterUnreachable
 from joinops.requests import step_texts
@@ -13,19 +15,23 @@ from joinops.requests.lifecycle import State
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.check import check
 from joinops.rules.refusal_now import refusal_now
-from workers import agent, drain, material, preflight, waits
+from workers import agent, drain, hostprobe, material, podcheck, preflight, waits
 from workers.errors import Cancelled, PermanentError
 from workers.material_steps import delete_tokens, fresh_material
 from workers.run import Run
+from workers.serving_certs import approve_for_run as approve_serving_certs
+
+log = logging.getLogger(__name__)
 
 WORKER_LABEL = "node-role.kubernetes.io/worker"
+AGENT_ANNOTATION = "joinops.io/agent-sent"  # on the source's Node: the request whose agent
 
 
 # --- check ---
 
 
 def recheck(run: Run) -> str:
-    verdict = check(run.ask, run.source, run.target)
+    verdict = check(run.ask, run.source, run.target, agent_namespace=run.namespace)
     if not verdict.allowed:
         raise PermanentError(refusal_now(verdict))
     run.ctx.store.update(run.id, destroys_source=verdict.destroys_source)
@@ -115,9 +121,9 @@ def start_agent(run: Run) -> str:
         raise Cancelled()
     run.request.agent_started = True
     # Was the agent pod's creation ever sent (by an earlier attempt or run)? Then it may exist,
-    # and the node may be leaving, whatever happens next.
-    # Then its join is in flight with that material: never replace or delete it.
-    sent_before = bool(run.memory("agent").get("pod_requested"))
+    # and the node may be leaving, whatever happens next: its join is in flight with that
+    # material; never replace or delete it. Decided from the source, not from Redis alone.
+    sent_before = _agent_sent_before(run)
     try:
         if not sent_before:
             fresh_material(run)
@@ -127,13 +133,47 @@ def start_agent(run: Run) -> str:
         if not sent_before:
             _agent_not_started(run)
         raise
+    if not sent_before:
+        _send_agent(run)
+    _await_agent_start(run)
+    return step_texts.agent_started(
+        run.request.node, run.request.source, run.request.target, run.request.destroys_source
+    )
+
+
+def _agent_sent_before(run: Run) -> bool:
+    """Redis's record, else the source's: the pod itself, or the Node's agent annotation
+    (written before the pod is created). An unreachable source: assume it was sent."""
+    if run.memory("agent").get("pod_requested"):
+        return True
+    node = run.request.node
+    try:
+        found = run.source.call("get", f"nodes/{node}", run.source.core.read_node, node)
+    except ClusterNotFound:
+        return False  # no Node to act on: the agent step fails on its own
+    except ClusterUnreachable:
+        return True
+    return bool((found.metadata.annotations or {}).get(AGENT_ANNOTATION) == run.id)
+
+
+def _send_agent(run: Run) -> None:
+    """The point of no return: mark the Node, confirm the locks, create the agent pod."""
+    deadline = run.ctx.clock() + run.ctx.settings.timeouts.agent_start.total_seconds()
+    run.remember("agent", start_deadline=deadline)
+    try:
+        _annotate(run, run.id)
+    except ClusterError:
+        _agent_not_started(run)
+        raise
     pod = agent.agent_pod(
         namespace=run.namespace,
         request_id=run.id,
         node=run.request.node,
         image=run.ctx.settings.agent.image,
         profile=run.ctx.settings.agent.host_profile,
+        not_after=int(deadline),
     )
+    run.confirm_ours()  # right before the irreversible call: another run may own it now
     run.remember("agent", pod_requested=True)
     try:
         run.source.call(
@@ -148,12 +188,56 @@ def start_agent(run: Run) -> str:
     except ClusterUnreachable:
         raise  # no answer: the pod may have been created all the same
     except ClusterError:
-        if not sent_before:  # refused (403, 422...): this one was not created
-            _agent_not_started(run)
+        _agent_not_started(run)  # refused (403, 422...): this one was not created
+        _annotate(run, None)
         raise
-    return step_texts.agent_started(
-        run.request.node, run.request.source, run.request.target, run.request.destroys_source
+
+
+def _await_agent_start(run: Run) -> None:
+    """The agent must run within `timeouts.agent_start`; one that never starts is deleted (its
+    Secret first: a pod whose Secret is gone cannot start) and the move rolled back. A pod
+    that started late anyway finds its deadline passed and does nothing."""
+    deadline = float(
+        run.memory("agent").get("start_deadline")
+        or run.ctx.clock() + run.ctx.settings.timeouts.agent_start.total_seconds()
     )
+    name = agent.agent_pod_name(run.id)
+    try:
+        pod = hostprobe.await_start(run.source, run.namespace, name, deadline, run, "node agent")
+    except hostprobe.NeverStarted as never:
+        left = _remove_unstarted_agent(run)
+        _agent_not_started(run)
+        _annotate(run, None)
+        if left:
+            raise PermanentError(f"{never} {step_texts.unstarted_agent_left(left)}") from never
+        raise
+    message = hostprobe.termination_message(pod) if pod is not None else ""
+    if message.startswith(agent.NOT_STARTED):
+        _agent_not_started(run)
+        _annotate(run, None)
+        raise PermanentError(message.removeprefix("joinops: ").strip())
+
+
+def _remove_unstarted_agent(run: Run) -> str:
+    """Its Secret first (a pod whose Secret is gone cannot start), then the pod; "" when both
+    went, else why not (the agent's own deadline still keeps a late start from acting)."""
+    try:
+        material.delete_quietly(run.source, run.namespace, "secret", agent.join_secret_name(run.id))
+        material.delete_quietly(run.source, run.namespace, "pod", agent.agent_pod_name(run.id))
+    except ClusterError as e:
+        log.warning("request %s: the unstarted agent could not be removed: %s", run.id, e)
+        return e.detail
+    return ""
+
+
+def _annotate(run: Run, request_id: str | None) -> None:
+    """The source's own record that this request's agent was sent to the node (None: not)."""
+    patch = {"metadata": {"annotations": {AGENT_ANNOTATION: request_id}}}
+    node = run.request.node
+    try:
+        run.source.call("patch", f"nodes/{node}", run.source.core.patch_node, node, patch)
+    except ClusterNotFound:
+        pass
 
 
 def _preflight(run: Run) -> None:
@@ -206,7 +290,11 @@ def cleanup(run: Run) -> str:
             notes.append(step_texts.leftover(what, request.source))
     delete_tokens(run, every=True)
     _label(run)
-    return step_texts.cleaned_up(request, source_gone, notes)
+    certs = approve_serving_certs(run)  # its kubelet's serving certificate; never fails the move
+    checked = podcheck.check_pods_run(run)  # raises, saying where the node is, if none can run
+    return step_texts.with_serving_certs(
+        step_texts.cleaned_up(request, source_gone, notes, checked), certs
+    )
 
 
 def _delete_node(source: KubeCluster, node: str) -> None:
@@ -219,9 +307,10 @@ def _delete_node(source: KubeCluster, node: str) -> None:
 def _label(run: Run) -> None:
     request = run.request
     label = CONTROL_PLANE_LABEL if request.role is Role.CONTROL_PLANE else WORKER_LABEL
+    carried = run.memory("join-material").get("carried") or {}
     patch = {
         "metadata": {
-            "labels": {label: ""},
+            "labels": {**carried.get("labels", {}), label: ""},
             "annotations": {
                 "joinops.io/migrated-from": request.source,
                 "joinops.io/request": request.id,

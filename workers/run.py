@@ -14,6 +14,7 @@ from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
 from workers.context import EngineContext
+from workers.errors import LockLost
 
 
 @dataclass
@@ -70,6 +71,13 @@ class Run:
                 total=total,
             )
         )
+
+    def confirm_ours(self) -> None:
+        """Renew this run's locks now; `LockLost` when another run may own the request."""
+        if self.confirm_locks is not None:
+            self.confirm_locks()
+        if self.lost is not None and self.lost.is_set():
+            raise LockLost()
 
     def cancelled(self) -> bool:
         current = self.ctx.store.get(self.id)

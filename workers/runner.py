@@ -122,7 +122,7 @@ def _run_locked(
     try:
         for step in STEPS:
             _run_step(run, step, resumed)
-        _check_locks(run)
+        run.confirm_ours()
     except Waiting as waiting:
         return _park(run, locks, step, waiting)
     except LockLost:
@@ -138,7 +138,7 @@ def _run_locked(
         _rollback(run, step)
         return _finish(ctx, request, State.CANCELLED, outcome_texts.cancelled(request))
     except (PermanentError, ClusterError) as e:
-        return _fail(run, step, _reason(e))
+        return _fail(run, step, _reason(e), getattr(e, "where", ""))
     except redis.RedisError:
         # Not the step's failure: the state store is away. The request stays `running` and is
         # resumed from its records once Redis answers again; failing it now could roll back a
@@ -177,19 +177,12 @@ def _reason(error: PermanentError | ClusterError) -> str:
     return str(error)  # "clusterB: watch configmaps/cluster-info failed: HTTP 500 ..."
 
 
-def _check_locks(run: Run) -> None:
-    if run.confirm_locks is not None:
-        run.confirm_locks()
-    if run.lost is not None and run.lost.is_set():
-        raise LockLost()
-
-
 def _run_step(run: Run, step: Step, resumed: bool) -> None:
     ctx, request_id = run.ctx, run.id
     record = ctx.records.get(request_id, step.id)
     if record.outcome is Outcome.SUCCEEDED:
         return
-    _check_locks(run)  # in Redis, before any step starts: a late heartbeat may not know yet
+    run.confirm_ours()  # in Redis, before any step starts: a late heartbeat may not know yet
     if run.cancelled() and not run.request.agent_started:
         raise Cancelled()
     run.resuming = record.outcome is Outcome.RUNNING
@@ -226,19 +219,21 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
     ):
         with attempt:
             text = step.run(run)
-    _check_locks(run)  # another run may own the request now: leave the record to it
+    run.confirm_ours()  # another run may own the request now: leave the record to it
     done = ctx.records.finish(request_id, step.id, Outcome.SUCCEEDED, text)
     STEP_SECONDS.labels(step.id, "succeeded").observe(done.seconds)
     _emit(run, EventKind.STEP_SUCCEEDED, text, step.id, seconds=done.seconds)
 
 
-def _fail(run: Run, step: Step, reason: str) -> State:
+def _fail(run: Run, step: Step, reason: str, known_where: str = "") -> State:
     ctx, request = run.ctx, run.request
     record = ctx.records.finish(request.id, step.id, Outcome.FAILED, reason)
     STEP_SECONDS.labels(step.id, "failed").observe(record.seconds)
     _emit(run, EventKind.STEP_FAILED, reason, step.id)
     current = ctx.store.get(request.id)
-    if step.id == "cleanup":
+    if known_where:  # the step knows best where the node is (joined, but pods cannot start)
+        where = known_where
+    elif step.id == "cleanup":
         where = outcome_texts.where_after_join(request)
     elif current is not None and current.agent_started:
         after_failure(run)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from joinops.requests.plan import STEP_IDS
-from workers import completion
+from workers import completion, hostprobe
 from workers.material_steps import prepare_join_material, undo_join_material
 from workers.node_steps import cleanup, cordon, drain_node, recheck, start_agent, uncordon
 from workers.run import Run
@@ -26,6 +26,7 @@ class Step:
 STEPS: tuple[Step, ...] = (
     Step("check", recheck),
     Step("join-material", prepare_join_material, undo_join_material),
+    Step("probe", hostprobe.probe),
     Step("cordon", cordon, uncordon),
     Step("drain", drain_node),
     Step("agent", start_agent),

@@ -44,12 +44,15 @@ def wait_for(
     deadline: float,
     clock: Callable[[], float] = time.time,
     relist: Relist | None = None,
+    deletion_ends: bool = False,
     **selectors: Any,
 ) -> Any | None:
     """The first object (from the list or a watch event) that `matches`; None at the deadline.
 
     `list_fn` is a list call of the official client (`core.list_node`, ...) taking `selectors`;
-    `relist` replaces the fresh list (e.g. a GET by name where only `get` is granted).
+    `relist` replaces the fresh list (e.g. a GET by name where only `get` is granted);
+    `deletion_ends`: a watched object's deletion ends the wait too (the deleted object is
+    returned, whether it matches or not).
     """
     fresh = relist or (lambda: _list(cluster, what, list_fn, args, selectors))
     resource_version: str | None = None
@@ -62,7 +65,15 @@ def wait_for(
             continue
         try:
             found, resource_version = _watch_once(
-                cluster, list_fn, args, selectors, resource_version, deadline - clock(), matches
+                cluster,
+                list_fn,
+                args,
+                selectors,
+                resource_version,
+                deadline - clock(),
+                (lambda obj, kind: kind == "DELETED" or matches(obj))
+                if deletion_ends
+                else (lambda obj, kind: kind != "DELETED" and matches(obj)),
             )
         except ApiException as e:
             if should_relist(e):
@@ -99,7 +110,7 @@ def _watch_once(
     selectors: dict[str, Any],
     resource_version: str,
     seconds: float,
-    matches: Matches,
+    ends: Callable[[Any, str], bool],
 ) -> tuple[Any | None, str]:
     seconds = max(1.0, min(seconds, MAX_WATCH_SECONDS))
     stream = watch.Watch()
@@ -113,7 +124,7 @@ def _watch_once(
     ):
         obj = event["object"]
         resource_version = obj.metadata.resource_version or resource_version
-        if event["type"] != "DELETED" and matches(obj):
+        if ends(obj, event["type"]):
             stream.stop()
             return obj, resource_version
     return None, resource_version

@@ -8,7 +8,16 @@ from joinops.requests import step_texts
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import Role
 
-STEP_IDS = ("check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup")
+STEP_IDS = (
+    "check",
+    "join-material",
+    "probe",
+    "cordon",
+    "drain",
+    "agent",
+    "wait-joined",
+    "cleanup",
+)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ CLUSTER_INFO = "ConfigMap kube-public/cluster-info"
 
 STEP_TITLES = {
     "check": "Re-check the rules; take the node and control-plane locks",
-    "join-material": "Prepare join material in {target} (bootstrap token{cert})",
+    "join-material": "Prepare join material in {target} (bootstrap token{cert}; the node's "
+    "kubelet flags)",
+    "probe": "Probe `{node}` before any change: reach {target}, run kubeadm's join preflight",
     "cordon": "Cordon `{node}` in {source}",
     "drain": "Drain `{node}`: evict its pods (disruption budgets honoured), wait until gone",
     "agent": "Start the node agent on `{node}`: kubeadm reset, then kubeadm join {target}",
@@ -169,6 +171,67 @@ def eviction_several_budgets(pod: str, budgets: list[str]) -> str:
     )
 
 
+# --- the host's facts and the probe (before any change) ---
+
+
+def host_facts_failed(node: str, what: str) -> str:
+    return (
+        f"Could not read `{node}`'s kubelet flags and container runtime ({what}); nothing was "
+        "changed on the host."
+    )
+
+
+def cgroup_driver_mismatch(node: str, runtime: str, target: str, kubelet: str) -> str:
+    return (
+        f"`{node}`'s container runtime uses the `{runtime}` cgroup driver, but {target}'s "
+        f"kubelet configuration (kube-system/kubelet-config) says `cgroupDriver: {kubelet}`: "
+        f"its kubelet would not start there. Set the runtime's driver to `{kubelet}` on the "
+        "host first (containerd: `SystemdCgroup`; CRI-O: `cgroup_manager`). Nothing was changed."
+    )
+
+
+def probe_passed(node: str, target: str, kept: list[str]) -> str:
+    flags = (
+        f" Kept from the host's kubelet flags: {', '.join(f'`--{k}`' for k in kept)}."
+        if kept
+        else ""
+    )
+    return (
+        f"`{node}` can join {target}: the endpoint answers with the pinned CA and kubeadm's "
+        f"join preflight passed.{flags}"
+    )
+
+
+def probe_failed(node: str, target: str, failures: list[tuple[str, str]]) -> str:
+    said = "; ".join(f"{PROBE_CHECKS.get(name, name)}: {why}" for name, why in failures)
+    return (
+        f"`{node}` cannot join {target}, found before any change: {said}. Nothing was reset; "
+        f"`{node}` stays in its cluster."
+    )
+
+
+PROBE_CHECKS = {
+    "endpoint": "the target endpoint is not reachable from the node",
+    "node-ip": "the kubelet's node-ip",
+    "preflight": "kubeadm join preflight",
+}
+
+
+def never_started(node: str, what: str, within: timedelta, why: str) -> str:
+    reason = f" ({why})" if why else ""
+    return (
+        f"The {what} never started on `{node}` within {minutes(within)}{reason}: nothing was "
+        "reset on the host."
+    )
+
+
+def unstarted_agent_left(why: str) -> str:
+    return (
+        f"Its pod could not be removed ({why}): should it start later, it finds its deadline "
+        "passed and does nothing; delete it when you can."
+    )
+
+
 # --- the node agent, the join, the clean-up ---
 
 
@@ -202,6 +265,29 @@ def control_plane_incomplete(
     )
 
 
+def pods_cannot_start(node: str, target: str, why: str) -> str:
+    return f"`{node}` is Ready in {target}, but a pod cannot start on it: {why}"
+
+
+def pods_cannot_start_where(node: str, target: str, namespace: str, pod: str) -> str:
+    return (
+        f"Where it is: `{node}` is in {target} and Ready, but joined with pods that cannot "
+        f"start. What to do: read the events of `kubectl -n {namespace} describe pod {pod}` "
+        f"in {target} (the check pod is deleted; the same happens to every new pod there); "
+        "a bridge left by the old cluster is "
+        f"removed on the host with `ip link delete cni0` (then restart the CNI pod on "
+        f"`{node}`). The move is otherwise complete; the source was cleaned up."
+    )
+
+
+def pod_address_outside(address: str, cidrs: list[str]) -> str:
+    return f"it got the address {address}, outside the node's pod CIDR {', '.join(cidrs)}"
+
+
+def pod_check_passed(node: str, address: str) -> str:
+    return f"a pod ran on `{node}` with address {address}"
+
+
 def missing_mirror_pod(pod: str) -> str:
     return f"`kube-system/{pod}` not Running and Ready"
 
@@ -214,14 +300,100 @@ def leftover(what: str, cluster: str) -> str:
     return f"could not delete {what} from {cluster} (unreachable): remove it by hand"
 
 
-def cleaned_up(request: Any, source_gone: bool, notes: list[str]) -> str:
+def cleaned_up(request: Any, source_gone: bool, notes: list[str], checked: str = "") -> str:
     where = (
         f"{request.source} no longer exists, as expected"
         if source_gone
         else f"`{request.node}` removed from {request.source}"
     )
     tail = (" Left behind: " + "; ".join(notes) + ".") if notes else ""
+    ran = f" Checked: {checked}." if checked else ""
     return (
         f"Cleaned up: {where}; node agent and bootstrap token deleted; "
-        f"`{request.node}` labelled as {request.role} in {request.target}.{tail}"
+        f"`{request.node}` labelled as {request.role} in {request.target}.{ran}{tail}"
     )
+
+
+# --- the clean-up: the moved node's kubelet serving certificate (workers.serving_certs) ---
+
+SERVING_CSRS = "kubectl get csr --field-selector spec.signerName=kubernetes.io/kubelet-serving"
+
+
+def with_serving_certs(cleaned: str, certs: str) -> str:
+    """The clean-up's line, then what became of the node's serving certificate (if asked)."""
+    return f"{cleaned} {certs}" if certs else cleaned
+
+
+def serving_certs_approved(node: str, names: list[str]) -> str:
+    return (
+        f"Approved the kubelet serving certificate of `{node}` ({', '.join(names)}): "
+        f"`kubectl logs` and `kubectl exec` reach its pods."
+    )
+
+
+def serving_cert_already_approved(node: str, name: str) -> str:
+    return f"The kubelet serving certificate of `{node}` was approved already ({name})."
+
+
+def serving_csr_not_seen(node: str, target: str, seconds: float) -> str:
+    return (
+        f"{target}'s kubelets ask for serving certificates (serverTLSBootstrap), but `{node}`'s "
+        f"request did not come within {seconds:.0f} s: until it is approved, `kubectl logs` "
+        f"and `kubectl exec` on its pods fail. Find it with `{SERVING_CSRS}` (requestor "
+        f"system:node:{node}), check it, then `kubectl certificate approve <name>`."
+    )
+
+
+def serving_csr_left_alone(name: str, why: str) -> str:
+    return f"Left CSR {name} alone: {why}."
+
+
+def serving_csr_approval_failed(name: str, target: str, why: str) -> str:
+    return (
+        f"Could not approve CSR {name} in {target} ({why}); the move stands. Approve it "
+        f"by hand: `kubectl certificate approve {name}`."
+    )
+
+
+def serving_certs_unchecked(node: str, target: str, why: str) -> str:
+    return (
+        f"Could not look for `{node}`'s kubelet serving certificate request in {target} "
+        f"({why}); the move stands. Look with `{SERVING_CSRS}`, then "
+        f"`kubectl certificate approve <name>` for the one of system:node:{node}."
+    )
+
+
+def serving_csr_approval_message(request_id: str, node: str) -> str:
+    """The Approved condition's message, as `kubectl describe csr` shows it."""
+    return (
+        f"Approved by joinops for request {request_id}: requested by node {node}, subject and "
+        f"every SAN are its own."
+    )
+
+
+def csr_not_from_node(username: str, node: str) -> str:
+    return f"it was filed by {username}, not by node {node}"
+
+
+def csr_unreadable() -> str:
+    return "its request is not a PEM certificate request with a valid signature"
+
+
+def csr_wrong_subject(subject: str, node: str) -> str:
+    return f"its subject {subject} is not system:node:{node} in organization system:nodes"
+
+
+def csr_foreign_san(san: str, node: str) -> str:
+    return f"SAN {san} is not an address of {node}"
+
+
+def csr_forbidden_san(kind: str) -> str:
+    return f"it asks for {kind} subject alternative names, which a kubelet never does"
+
+
+def csr_no_san() -> str:
+    return "it names no DNS name or IP address"
+
+
+def csr_wrong_usages(usages: list[str]) -> str:
+    return f"its usages ({', '.join(usages) or 'none'}) are not a serving certificate's"

@@ -153,7 +153,7 @@ def test_a_running_request_is_cancelled_by_the_button_and_a_finished_one_has_non
     bot.slash("a-w-2 from clusterA to clusterB")
     request = bot.request_from_message(bot.wait_message())
     bot.approve(request.id)
-    bot.wait_thread(request.id, lambda r: any("Step 4/7 `drain`" in x for x in r), timeout=60)
+    bot.wait_thread(request.id, lambda r: any("Step 5/8 `drain`" in x for x in r), timeout=60)
     root = bot.wait_root(request.id, lambda t: "Running" in t)
     assert buttons(root) == [(CANCEL, request.id)]
 
@@ -161,7 +161,7 @@ def test_a_running_request_is_cancelled_by_the_button_and_a_finished_one_has_non
     assert bot.wait_answer(rid).startswith(f"Cancelling `{request.id}`: the worker stops")
     replies = bot.wait_thread(request.id, _final, timeout=60)
     assert replies[-1].startswith(f":white_circle: <@{REQUESTER}> Cancelled before the node agent")
-    assert not any("Step 5/7" in r for r in replies)
+    assert not any("Step 6/8" in r for r in replies)
     root = bot.wait_root(request.id, lambda t: "Cancelled;" in t)
     assert buttons(root) == []
     node = a.node("a-w-2")

@@ -29,7 +29,7 @@ from tests.bot.harness import (
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
 
-STEPS = ["check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup"]
+STEPS = ["check", "join-material", "probe", "cordon", "drain", "agent", "wait-joined", "cleanup"]
 DRAIN = "3s"  # long enough to cancel a blocked drain, short enough to wait for its failure
 
 
@@ -103,7 +103,7 @@ def test_worker_migration_from_command_to_outcome_in_the_thread(bot, world):
     for part in (f"<@{REQUESTER}>", "`a-w-1`", "clusterA → clusterB", "worker", request.id):
         assert part in shown
     assert "kubelet v1.31.4 on `a-w-1` vs clusterB's API server v1.32.2" in shown
-    assert "7. Clean up" in shown and "Waiting for an approver" in shown
+    assert "8. Clean up" in shown and "Waiting for an approver" in shown
     assert request.state is State.PENDING and request.message_ts == message["ts"]
     assert request.channel and request.expires_at > request.created_at
 
@@ -186,13 +186,13 @@ def test_cancel_before_the_agent_leaves_the_node_in_place_and_uncordoned(bot, wo
     bot.slash("a-w-3 from clusterA to clusterB")
     request = bot.request_from_message(bot.wait_message())
     bot.approve(request.id)
-    bot.wait_thread(request.id, lambda r: any("Step 4/7 `drain`" in x for x in r))
+    bot.wait_thread(request.id, lambda r: any("Step 5/8 `drain`" in x for x in r))
 
     _, rid = bot.slash(f"cancel {request.id}")
     assert "Cancelling" in bot.wait_answer(rid)
     replies = bot.wait_thread(request.id, _final)
     assert replies[-1].startswith(f":white_circle: <@{REQUESTER}> Cancelled before the node agent")
-    assert not any("Step 5/7" in r for r in replies)
+    assert not any("Step 6/8" in r for r in replies)
     node = world.cluster("clusterA").node("a-w-3")
     assert node is not None and not node["spec"].get("unschedulable")
     assert world.cluster("clusterB").node("a-w-3") is None

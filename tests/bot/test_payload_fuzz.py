@@ -39,10 +39,14 @@ from tests.bot.harness import (
 )
 
 EXAMPLES = int(os.environ.get("JOINOPS_FUZZ_EXAMPLES", "120"))
+# Derandomised: the same examples every run, so the assertions that the fuzz reached an
+# approver past the filter and a refused stranger hold on every run (a random draw once missed
+# one in CI); new seeds are explored by changing EXAMPLES, not by chance.
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
     database=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 ABSENT = object()  # a field left out

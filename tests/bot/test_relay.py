@@ -33,7 +33,7 @@ def test_a_redelivered_event_is_never_posted_twice(bot):
     log.emit(_step(request.id, "join-material"))
     after = bot.wait_thread(request.id, lambda r: len(r) >= 4)
     assert after[:3] == replies and len(after) == 4
-    assert "Step 2/7 `join-material`" in after[3]
+    assert "Step 2/8 `join-material`" in after[3]
 
 
 def test_a_rate_limited_post_is_retried_and_posted_once(bot):
@@ -41,7 +41,7 @@ def test_a_rate_limited_post_is_retried_and_posted_once(bot):
     limited = bot.sim.faults.add("chat.postMessage", status=429, retry_after=1, times=2)
     log.emit(_step(request.id, "check"))
     replies = bot.wait_thread(request.id, lambda r: len(r) == 2, timeout=15)
-    assert "Step 1/7 `check`" in replies[1]
+    assert "Step 1/8 `check`" in replies[1]
     assert limited.hits == 2
     assert bot.request(request.id).state is State.RUNNING
 
@@ -77,7 +77,7 @@ def test_progress_lines_update_the_status_line_not_the_thread(bot):
     log.emit(_step(request.id, "drain", EventKind.STEP_SUCCEEDED))
     replies = bot.wait_thread(request.id, lambda r: len(r) == 3)
     assert not any("pods gone" in r for r in replies)
-    root = bot.wait_root(request.id, lambda t: "Running: step 4/7 `drain`" in t)
+    root = bot.wait_root(request.id, lambda t: "Running: step 5/8 `drain`" in t)
     assert text_of(root).splitlines()[-1].startswith(":arrows_counterclockwise: Running")
 
 
@@ -111,7 +111,7 @@ def test_a_batch_nodes_events_change_its_table_in_place_not_its_thread(bot):
         for child in kids:
             log.emit(Event(child, EventKind.PROGRESS, f"{i} of 20 pods gone", step="drain"))
 
-    root = bot.wait_root(batch.id, lambda t: t.count("4/7 drain: 19 of 20 pods gone") == 2)
+    root = bot.wait_root(batch.id, lambda t: t.count("5/8 drain: 19 of 20 pods gone") == 2)
     assert "a-w-1" in text_of(root) and "a-w-2" in text_of(root)
     assert len(bot.wait_thread(batch.id, lambda r: r)) == 1  # no step of a node in the thread
     updates = len(bot.sim.calls_to("chat.update")) - before

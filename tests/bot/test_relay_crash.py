@@ -33,7 +33,7 @@ def test_a_reply_lost_to_a_crash_between_claim_and_post_is_posted_once_after_res
 ):  # type: ignore[no-untyped-def]
     config = write_config(world, tmp_path, slack={"rate_scale": sim.tiers.speed})
     worker = start_worker(config, redis_url, tmp_path / "worker.log")
-    held = sim.holds.add("chat.postMessage", lambda params: "Step 2/7" in params.get("text", ""))
+    held = sim.holds.add("chat.postMessage", lambda params: "Step 2/8" in params.get("text", ""))
     first = ServedBot(config, sim, redis_url, tmp_path / "first.log")
     second: ServedBot | None = None
     try:
@@ -57,7 +57,7 @@ def test_a_reply_lost_to_a_crash_between_claim_and_post_is_posted_once_after_res
         first.kill()
         held.drop()  # never reached Slack: the process that sent it is gone
         before = _replies(sim, ts)
-        assert not any("Step 2/7" in r for r in before)
+        assert not any("Step 2/8" in r for r in before)
 
         second = ServedBot(config, sim, redis_url, tmp_path / "second.log")
         replies = sim.wait_for(lambda: _done(r := _replies(sim, ts)) and r, 90)
@@ -69,8 +69,8 @@ def test_a_reply_lost_to_a_crash_between_claim_and_post_is_posted_once_after_res
 
     assert replies[: len(before)] == before  # what was posted stays, nothing before it again
     assert replies[0].startswith("Approved by") and replies[-1].startswith(":tada:")
-    starts = [int(m.group(1)) for r in replies if (m := re.search(r"Step (\d)/7", r))]
-    assert starts == list(range(1, 8))  # every step's start once, in order, the lost one too
-    assert len(replies) == len(set(replies)) == 1 + 2 * 7 + 1
-    posts = [c for c in sim.calls_to("chat.postMessage") if "Step 2/7" in c.params["text"]]
+    starts = [int(m.group(1)) for r in replies if (m := re.search(r"Step (\d)/8", r))]
+    assert starts == list(range(1, 9))  # every step's start once, in order, the lost one too
+    assert len(replies) == len(set(replies)) == 1 + 2 * 8 + 1
+    posts = [c for c in sim.calls_to("chat.postMessage") if "Step 2/8" in c.params["text"]]
     assert len(posts) == 1  # the dropped call is not recorded: Slack never answered it

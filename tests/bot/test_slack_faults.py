@@ -70,6 +70,7 @@ def _normal(replies: list[str], request_id: str, node: str) -> list[str]:
         reply = reply.replace(request_id, "REQ").replace(node, "NODE")
         reply = re.sub(r"<!date\^\d+\^[^|>]*\|[^>]*>", "<DATE>", reply)
         reply = re.sub(r"bootstrap token [a-z0-9]{6}\b", "bootstrap token ID", reply)
+        reply = re.sub(r"with address [0-9.]+\d", "with address IP", reply)
         reply = re.sub(r"\b\d+(\.\d+)? ?(s|ms|min)\b", "T", reply)
         out.append(reply)
     return out
@@ -82,9 +83,9 @@ def _migrate(bot, node: str, disturb=lambda stage: None) -> tuple[list[str], str
     request = bot.request_from_message(message)
     disturb("approving")
     bot.approve(request.id, APPROVER)
-    bot.wait_thread(request.id, lambda r: any("Step 3/7" in x for x in r), timeout=60)
+    bot.wait_thread(request.id, lambda r: any("Step 4/8" in x for x in r), timeout=60)
     disturb("cordon")
-    bot.wait_thread(request.id, lambda r: any("Step 6/7" in x for x in r), timeout=60)
+    bot.wait_thread(request.id, lambda r: any("Step 7/8" in x for x in r), timeout=60)
     disturb("wait-joined")
     replies = bot.wait_thread(request.id, _done, timeout=90)
     bot.wait_root(request.id, lambda t: "Succeeded" in t, timeout=60)
@@ -97,7 +98,7 @@ def test_slack_failing_for_a_while_delays_replies_but_keeps_them_in_order_and_on
     bot = make_bot()
     quiet, _ = _migrate(bot, "a-w-1")
     assert quiet[0].startswith("Approved by") and quiet[-1].startswith(f":tada: <@{REQUESTER}>")
-    assert len(quiet) == 1 + 2 * 7 + 1
+    assert len(quiet) == 1 + 2 * 8 + 1
 
     monkeypatch.setattr(slack_retry, "FIRST_PAUSE", 0.02)
     sim = bot.sim

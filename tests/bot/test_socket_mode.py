@@ -42,7 +42,7 @@ def test_request_approval_and_thread_progress_over_socket_mode(bot, world):
     request_id = _request_then_approve(bot, "a-w-1")
 
     replies = bot.thread(request_id)
-    assert sum(r.startswith(":white_check_mark:") for r in replies) == 7  # every step's outcome
+    assert sum(r.startswith(":white_check_mark:") for r in replies) == 8  # every step's outcome
     root = bot.wait_root(request_id, lambda t: "Succeeded" in t)
     assert buttons(root) == []
     assert world.cluster("clusterB").node("a-w-1") is not None

@@ -23,7 +23,7 @@ from tests.support.engine import start_worker, stop_worker
 
 SINGLES = [f"r-w-{i:02}" for i in range(1, 26)]
 BATCH = [f"host-{i:02}" for i in range(1, 17)]
-STEPS = ["check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup"]
+STEPS = ["check", "join-material", "probe", "cordon", "drain", "agent", "wait-joined", "cleanup"]
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +83,7 @@ def _shape(reply: str, request_id: str, node: str) -> str:
     reply = reply.replace(request_id, "REQ").replace(node, "NODE")
     reply = re.sub(r"<!date\^\d+\^[^|>]*\|[^>]*>", "<DATE>", reply)
     reply = re.sub(r"bootstrap token [a-z0-9]{6}\b", "bootstrap token ID", reply)
+    reply = re.sub(r"with address [0-9.]+\d", "with address IP", reply)
     return re.sub(r"\b\d+(\.\d+)? ?(s|ms|min)\b", "T", reply)
 
 

@@ -61,8 +61,8 @@ def test_at_a_terminal_the_step_under_way_is_one_line_redrawn_in_place(world, st
     assert code == 0, out
     assert "\x1b[2K" in out  # the live line is erased and drawn again, not appended
     screen = ANSI.sub("", out)
-    assert re.search(r"4/7 drain · \d/3 pods gone · \d+:\d\d", screen), screen
-    assert re.search(r"7/7 cleanup · \d+:\d\d", screen), screen
+    assert re.search(r"5/8 drain · \d/3 pods gone · \d+:\d\d", screen), screen
+    assert re.search(r"8/8 cleanup · \d+:\d\d", screen), screen
     assert "ok [drain]" in screen  # finished steps stay, as lines
     assert "SUCCEEDED: `a-w-1` moved from clusterA to clusterB" in screen
     assert "pods to move off" not in screen  # progress lives in the live line only

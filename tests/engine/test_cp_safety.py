@@ -157,6 +157,7 @@ def test_the_unit_cleans_what_kubeadm_reset_leaves_between_reset_and_join(world,
         "/etc/cni/net.d/10-calico.conflist",
         "iptables KUBE-* chains",
         "/root/.kube/config",
+        "/var/lib/cni/",
     ]
     assert host.leftovers == []
 

@@ -53,8 +53,9 @@ def test_a_transient_error_on_the_upload_certs_pod_watch_is_retried_not_rolled_b
 
 def test_a_resumed_run_never_replaces_the_material_of_a_requested_agent(world, make_ctx):
     a, b = world.cluster("clusterA"), world.cluster("clusterB")
-    # the agent pod's create answers after the client gave up (api: 1s): it may exist
-    a.faults.add(latency_seconds=1.5, path_contains="joinops-system/pods", method="POST")
+    # the agent pod's create (the source's third pod, after the two probes) answers after the
+    # client gave up (api: 1s): it may exist
+    a.faults.add(latency_seconds=1.5, path_contains="joinops-system/pods", method="POST", nth=3)
     ctx_holder: list = []
 
     def material_looks_stale(event) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from kubesim import NodeSpec
 from tests.support.engine import approved_request, wait_event
 from workers.runner import run_request
 
-STEPS = ["check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup"]
+STEPS = ["check", "join-material", "probe", "cordon", "drain", "agent", "wait-joined", "cleanup"]
 
 
 def joinops_leftovers(ctx, source: str | None, target: str) -> list[str]:

@@ -45,6 +45,7 @@ def test_worker_killed_mid_drain_is_resumed_without_repeating_steps(
     assert {s: r.outcome for s, r in records.items()} == {
         "check": Outcome.SUCCEEDED,
         "join-material": Outcome.SUCCEEDED,
+        "probe": Outcome.SUCCEEDED,
         "cordon": Outcome.SUCCEEDED,
         "drain": Outcome.RUNNING,
     }

@@ -27,7 +27,7 @@ from tests.support.engine import approved_request, start_worker, stop_worker, wa
 from tests.support.faults import RedisServer, Supervisor, finals, leftovers, node_ready
 
 NODE = "a-w-1"
-STEPS = ["check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup"]
+STEPS = ["check", "join-material", "probe", "cordon", "drain", "agent", "wait-joined", "cleanup"]
 OUTAGE_SECONDS = 6.0
 
 

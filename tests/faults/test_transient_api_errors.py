@@ -21,7 +21,7 @@ from workers.runner import run_request
 
 NODE = "a-w-1"
 CLUSTER_INFO = "/api/v1/namespaces/kube-public/configmaps"
-STEPS = ["check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup"]
+STEPS = ["check", "join-material", "probe", "cordon", "drain", "agent", "wait-joined", "cleanup"]
 
 
 def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeeds(world, make_ctx):
@@ -37,10 +37,14 @@ def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeed
     # the target fails a read of its cluster-info once (is the token signed? before the agent);
     # the 4th read: `check` and both attempts of `join-material` read it first (the CA pins)
     b.faults.add(status=500, path_contains=CLUSTER_INFO, method="GET", nth=4)
-    # the source takes too long to answer the agent pod's creation, though it does create it;
-    # the target too long to label the node (cleanup), though it does label it
+    # the source takes too long to answer the agent pod's creation (its third pod, after the
+    # two probes), though it does create it; the target too long to label the node (cleanup),
+    # though it does label it
     a.faults.add(
-        latency_seconds=3, path_contains=f"/namespaces/{AGENT_NAMESPACE}/pods", method="POST"
+        latency_seconds=3,
+        path_contains=f"/namespaces/{AGENT_NAMESPACE}/pods",
+        method="POST",
+        nth=3,
     )
     b.faults.add(latency_seconds=3, path_contains=f"/api/v1/nodes/{NODE}", method="PATCH")
 
@@ -118,7 +122,8 @@ def test_an_unanswered_agent_creation_is_not_reported_as_nothing_done(world, mak
     a, b = world.cluster("clusterA"), world.cluster("clusterB")
     ctx = make_ctx(timeouts={"api": "1s"})
     request = approved_request(ctx, NODE, "clusterA", "clusterB")
-    held = HeldCall(a, f"/namespaces/{AGENT_NAMESPACE}/pods", "POST", seconds=1.5)
+    # the agent's pod: the third the source is asked to create, after the two probes
+    held = HeldCall(a, f"/namespaces/{AGENT_NAMESPACE}/pods", "POST", seconds=1.5, nth=3)
 
     def cut_the_source_off() -> None:
         held.wait_held()

@@ -39,7 +39,7 @@ from tests.support.faults import (
     worker_running,
 )
 
-STEPS = ["check", "join-material", "cordon", "drain", "agent", "wait-joined", "cleanup"]
+STEPS = ["check", "join-material", "probe", "cordon", "drain", "agent", "wait-joined", "cleanup"]
 NODE = "a-w-1"
 # How long the simulated API server holds the step's call: long enough for the kill to land in
 # it even on a loaded machine. The second worker can resume only once the first one's locks
@@ -55,14 +55,17 @@ class KillPoint:
     cluster: str
     path: str
     method: str
+    nth: int = 1  # the nth such call (the source's pods: facts probe, preflight probe, agent)
 
 
 KILL_POINTS = {
     "check": KillPoint("clusterA", f"/api/v1/nodes/{NODE}", "GET"),  # the node still exists?
     # after the token was created in the target, the agent's Secret in the source
     "join-material": KillPoint("clusterA", f"/api/v1/namespaces/{AGENT_NAMESPACE}/secrets", "POST"),
+    # the preflight pod's creation (the facts pod's was the first)
+    "probe": KillPoint("clusterA", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods", "POST", 2),
     "cordon": KillPoint("clusterA", f"/api/v1/nodes/{NODE}", "PATCH"),
-    "agent": KillPoint("clusterA", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods", "POST"),
+    "agent": KillPoint("clusterA", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods", "POST", 3),
     "wait-joined": KillPoint("clusterB", "/api/v1/nodes?fieldSelector=metadata.name", "GET"),
     "cleanup": KillPoint("clusterA", f"/api/v1/nodes/{NODE}", "DELETE"),
 }
@@ -98,7 +101,9 @@ def test_worker_killed_in_a_step_is_resumed_and_finishes_once(
         request = approved_request(ctx, NODE, "clusterA", "clusterB")
         point = KILL_POINTS.get(step)
         held = (
-            HeldCall(world.cluster(point.cluster), point.path, point.method, HOLD_SECONDS)
+            HeldCall(
+                world.cluster(point.cluster), point.path, point.method, HOLD_SECONDS, point.nth
+            )
             if point
             else None
         )

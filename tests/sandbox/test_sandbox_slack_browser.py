@@ -112,7 +112,7 @@ def test_a_request_typed_approved_and_followed_in_the_browser(sandbox, browser, 
 
     thread = page.locator("#thread-pane")  # Slack's side pane: the request and its replies
     expect(thread.locator(".block-header")).to_have_text("Move a-w-1: clusterA → clusterB")
-    expect(thread).to_contain_text("Step 1/7", timeout=FLOW_TIMEOUT_MS)
+    expect(thread).to_contain_text("Step 1/8", timeout=FLOW_TIMEOUT_MS)
     page.close()  # a closed tab stops nothing: the bot and the worker carry on
 
     page = browser.new_page(viewport={"width": 1440, "height": 960})

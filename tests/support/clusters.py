@@ -32,6 +32,9 @@ def config_dict(world: World, kubeconfig: Path, **overrides: Any) -> dict[str, A
     for key, value in overrides.items():
         if key == "clusters":  # a list of clusters of its own: not merged with the world's
             config[key] = value
+        elif key == "cluster_options":  # {cluster: {setting: value}} for the world's clusters
+            for name, options in value.items():
+                config["clusters"][name].update(options)
         elif isinstance(value, dict) and isinstance(config.get(key), dict):
             config[key] = {**config[key], **value}
         else:

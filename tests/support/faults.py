@@ -30,10 +30,15 @@ class HeldCall:
     """
 
     def __init__(
-        self, cluster: Cluster, path_contains: str, method: str, seconds: float = 3.0
+        self,
+        cluster: Cluster,
+        path_contains: str,
+        method: str,
+        seconds: float = 3.0,
+        nth: int = 1,
     ) -> None:
         fault = cluster.faults.add(
-            latency_seconds=seconds, path_contains=path_contains, method=method, times=1
+            latency_seconds=seconds, path_contains=path_contains, method=method, times=1, nth=nth
         )
         assert isinstance(fault, Fault)
         self.fault = fault

@@ -49,18 +49,43 @@ def test_the_node_is_an_api_field_and_never_in_the_command(node: str, profile: s
         node=node,
         image="busybox",
         profile=profile,
+        not_after=1_800_000_000,
     )
     assert pod["spec"]["nodeName"] == node
     (container,) = pod["spec"]["containers"]
     command = container["command"]
-    assert command[:2] == ["/bin/sh", "-c"] and "env" not in container and "args" not in container
+    assert command[:2] == ["/bin/sh", "-c"] and "args" not in container
+    # the environment holds only the agent's deadline, a number joinops chose
+    assert container["env"] == [{"name": agent.NOT_AFTER_ENV, "value": "1800000000"}]
     # the script with its one variable part taken out is the same for every request and node
     assert CONSTANT_PARTS.sub("ID", command[2]) == CONSTANT_PARTS.sub(
         "ID",
         agent.agent_pod(
-            namespace="x", request_id="req-00000000", node="n", image="i", profile=profile
+            namespace="x",
+            request_id="req-00000000",
+            node="n",
+            image="i",
+            profile=profile,
+            not_after=1,
         )["spec"]["containers"][0]["command"][2],
     )
+
+
+@settings(max_examples=50, database=None, deadline=None)
+@given(NODE, st.booleans())
+def test_the_host_probes_are_constant_scripts_reading_the_secret(node: str, facts: bool) -> None:
+    """What a probe checks (endpoint, ports, node-ip) comes from the mounted Secret's files."""
+    assert node_name_problem(node) is None
+    pod = agent.probe_pod(
+        namespace="joinops-system", request_id=new_request_id(), node=node, image="b", facts=facts
+    )
+    (container,) = pod["spec"]["containers"]
+    assert "env" not in container and "args" not in container
+    script = CONSTANT_PARTS.sub("ID", container["command"][2])
+    other = agent.probe_pod(
+        namespace="x", request_id="req-00000000", node="n", image="i", facts=facts
+    )["spec"]["containers"][0]["command"][2]
+    assert script == CONSTANT_PARTS.sub("ID", other)
 
 
 def test_the_certificate_upload_script_is_a_constant() -> None:

@@ -1,0 +1,241 @@
+"""Reading the host before anything is changed on it: the facts pod and the preflight pod.
+
+Both are short-lived privileged pods on the node, in the source (workers/agent.py has their
+scripts). Each must start within `timeouts.agent_start` (a pod that cannot start — an image it
+cannot pull, a node that is NotReady — is deleted and said so: nothing ran on the host) and end
+within `timeouts.probe`. What they find comes back as their termination message, one
+`key: value` line each.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from joinops.clusters import watches
+from joinops.clusters.kube import KubeCluster
+from joinops.errors import ClusterNotFound
+from joinops.requests import step_texts
+from workers import agent, material
+from workers.errors import PermanentError
+from workers.run import Run
+
+# kubelet flags kubeadm writes itself or that belong to the old cluster: never carried over
+NOT_CARRIED = frozenset(
+    {
+        "container-runtime-endpoint",  # carried as nodeRegistration.criSocket instead
+        "pod-infra-container-image",  # the target's kubeadm chooses its own pause image
+        "bootstrap-kubeconfig",
+        "kubeconfig",
+        "config",
+        "hostname-override",  # the node keeps its name: nodeRegistration.name says it
+        "node-labels",  # labels are the target's (or carried by the labels option)
+        "register-with-taints",
+    }
+)
+STARTED_PHASES = ("Running", "Succeeded", "Failed")
+
+
+class NeverStarted(PermanentError):
+    """A pod of joinops's never started on the node: it was deleted, nothing ran."""
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    kubelet_flags: dict[str, str] = field(default_factory=dict)
+    cri_sockets: tuple[str, ...] = ()
+    cgroup_driver: str = "unknown"
+    addresses: tuple[str, ...] = ()
+
+    @property
+    def kept_flags(self) -> dict[str, str]:
+        """The flags the JoinConfiguration carries as `kubeletExtraArgs`."""
+        return {k: v for k, v in self.kubelet_flags.items() if k not in NOT_CARRIED}
+
+    @property
+    def cri_socket(self) -> str:
+        """The kubelet's own runtime endpoint; else the only socket there; else ""."""
+        own = self.kubelet_flags.get("container-runtime-endpoint", "")
+        return own or (self.cri_sockets[0] if len(self.cri_sockets) == 1 else "")
+
+    def as_memory(self) -> dict[str, Any]:
+        return {
+            "kubelet_flags": self.kubelet_flags,
+            "cri_sockets": list(self.cri_sockets),
+            "cgroup_driver": self.cgroup_driver,
+            "addresses": list(self.addresses),
+        }
+
+    @classmethod
+    def from_memory(cls, data: dict[str, Any]) -> HostFacts:
+        return cls(
+            dict(data.get("kubelet_flags") or {}),
+            tuple(data.get("cri_sockets") or ()),
+            str(data.get("cgroup_driver") or "unknown"),
+            tuple(data.get("addresses") or ()),
+        )
+
+
+def parse_report(text: str) -> dict[str, str]:
+    report = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            report[key.strip()] = value.strip()
+    return report
+
+
+def parse_flags(text: str) -> dict[str, str]:
+    """`--a=b --c d --e` as kubeadm-flags.env holds them (shell words)."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = text.split()
+    flags: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if not word.startswith("--"):
+            continue
+        name, sep, value = word[2:].partition("=")
+        if not sep and i < len(words) and not words[i].startswith("--"):
+            value, i = words[i], i + 1
+        flags[name] = value
+    return flags
+
+
+def read_host_facts(run: Run) -> HostFacts:
+    """The facts pod's report (the pod is deleted afterwards)."""
+    phase, message = run_pod(run, facts=True)
+    if phase != "Succeeded":
+        raise PermanentError(step_texts.host_facts_failed(run.request.node, message or phase))
+    report = parse_report(message)
+    return HostFacts(
+        kubelet_flags=parse_flags(report.get("kubeadm-flags", "")),
+        cri_sockets=tuple(report.get("cri-sockets", "").split()),
+        cgroup_driver=report.get("cgroup-driver", "unknown") or "unknown",
+        addresses=tuple(report.get("addresses", "").split()),
+    )
+
+
+def preflight_failures(run: Run) -> list[tuple[str, str]]:
+    """(check, why) for each check of the preflight pod that failed; [] when all passed."""
+    phase, message = run_pod(run, facts=False)
+    failures = []
+    for line in message.splitlines():
+        name, _, result = line.removeprefix("check ").partition(":")
+        result = result.strip()
+        if line.startswith("check ") and result.startswith("failed"):
+            failures.append((name.strip(), result.removeprefix("failed").strip()))
+    if phase != "Succeeded" and not failures:
+        failures.append(("preflight", message or f"the probe pod ended {phase}"))
+    return failures
+
+
+def run_pod(run: Run, *, facts: bool) -> tuple[str, str]:
+    """Create the pod, await its start and its end; (phase, termination message)."""
+    source, timeouts, clock = run.source, run.ctx.settings.timeouts, run.ctx.clock
+    pod = agent.probe_pod(
+        namespace=run.namespace,
+        request_id=run.id,
+        node=run.request.node,
+        image=run.ctx.settings.agent.image,
+        facts=facts,
+    )
+    name = pod["metadata"]["name"]
+    material.delete_quietly(source, run.namespace, "pod", name)  # an interrupted run's
+    source.call("create", f"pods/{name}", source.core.create_namespaced_pod, run.namespace, pod)
+    try:
+        what = "host probe" if not facts else "host facts probe"
+        pod = await_start(
+            source, run.namespace, name, clock() + timeouts.agent_start.total_seconds(), run, what
+        )
+        if pod is None:
+            return "deleted", "the probe pod was deleted before it ended"
+        return _await_end(
+            source, run.namespace, name, clock() + timeouts.probe.total_seconds(), run
+        )
+    finally:
+        material.delete_quietly(source, run.namespace, "pod", name)
+
+
+def await_start(
+    cluster: KubeCluster, namespace: str, name: str, deadline: float, run: Run, what: str
+) -> Any:
+    """The pod once it runs (or ran); `NeverStarted`, with the kubelet's reason, when it is
+    still Pending at the deadline (the caller deletes it). None when the pod is gone."""
+    if get_pod(cluster, namespace, name) is None:
+        return None
+    started = watches.wait_for(
+        cluster,
+        f"pods/{name}",
+        cluster.core.list_namespaced_pod,
+        namespace,
+        matches=lambda p: bool(p.status and p.status.phase in STARTED_PHASES),
+        deadline=deadline,
+        clock=run.ctx.clock,
+        deletion_ends=True,
+        field_selector=f"metadata.name={name}",
+    )
+    if started is not None and started.status and started.status.phase in STARTED_PHASES:
+        return started
+    pod = get_pod(cluster, namespace, name)
+    if pod is None:
+        return None
+    if pod.status and pod.status.phase in STARTED_PHASES:
+        return pod
+    raise NeverStarted(
+        step_texts.never_started(
+            run.request.node, what, run.ctx.settings.timeouts.agent_start, waiting_reason(pod)
+        )
+    )
+
+
+def _await_end(
+    cluster: KubeCluster, namespace: str, name: str, deadline: float, run: Run
+) -> tuple[str, str]:
+    phase, _ = material.wait_for_pod_end(cluster, namespace, name, deadline, run.ctx.clock)
+    pod = get_pod(cluster, namespace, name)
+    return phase or "timed out", termination_message(pod)
+
+
+def termination_message(pod: Any) -> str:
+    if pod is None or pod.status is None:
+        return ""
+    for status in pod.status.container_statuses or []:
+        terminated = status.state.terminated if status.state else None
+        if terminated is not None and terminated.message:
+            return str(terminated.message)
+    return str(pod.status.message or "")
+
+
+def waiting_reason(pod: Any) -> str:
+    """`ImagePullBackOff: Back-off pulling image "…"`, as `kubectl describe` shows it."""
+    for status in (pod.status.container_statuses or []) if pod.status else []:
+        waiting = status.state.waiting if status.state else None
+        if waiting is not None and waiting.reason:
+            return f"{waiting.reason}: {waiting.message}" if waiting.message else waiting.reason
+    return "still Pending"
+
+
+def get_pod(cluster: KubeCluster, namespace: str, name: str) -> Any:
+    try:
+        return cluster.call(
+            "get", f"pods/{name}", cluster.core.read_namespaced_pod, name, namespace
+        )
+    except ClusterNotFound:
+        return None
+
+
+def probe(run: Run) -> str:
+    """The probe step: can this host join the target, checked from the host itself before
+    anything is changed on it (before the cordon, so a host that cannot join costs no drain)."""
+    failures = preflight_failures(run)
+    if failures:
+        raise PermanentError(
+            step_texts.probe_failed(run.request.node, run.request.target, failures)
+        )
+    kept = HostFacts.from_memory(run.memory("join-material").get("host") or {}).kept_flags
+    return step_texts.probe_passed(run.request.node, run.request.target, sorted(kept))
