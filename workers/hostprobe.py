@@ -38,7 +38,11 @@ STARTED_PHASES = ("Running", "Succeeded", "Failed")
 
 
 class NeverStarted(PermanentError):
-    """A pod of joinops's never started on the node: it was deleted, nothing ran."""
+    """A pod of joinops's did not start on the node in time: `why` is the kubelet's reason."""
+
+    def __init__(self, message: str, why: str) -> None:
+        super().__init__(message)
+        self.why = why
 
 
 @dataclass(frozen=True)
@@ -186,11 +190,9 @@ def await_start(
         return None
     if pod.status and pod.status.phase in STARTED_PHASES:
         return pod
-    raise NeverStarted(
-        step_texts.never_started(
-            run.request.node, what, run.ctx.settings.timeouts.agent_start, waiting_reason(pod)
-        )
-    )
+    why = waiting_reason(pod)
+    within = run.ctx.settings.timeouts.agent_start
+    raise NeverStarted(step_texts.never_started(run.request.node, what, within, why), why)
 
 
 def _await_end(

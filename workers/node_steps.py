@@ -196,7 +196,12 @@ def _send_agent(run: Run) -> None:
 def _await_agent_start(run: Run) -> None:
     """The agent must run within `timeouts.agent_start`; one that never starts is deleted (its
     Secret first: a pod whose Secret is gone cannot start) and the move rolled back. A pod
-    that started late anyway finds its deadline passed and does nothing."""
+    that started late anyway finds its deadline passed and does nothing.
+
+    A Pending pod alone does not prove that nothing ran: the reset stops the kubelet, and one
+    stopped before it reported the pod Running leaves it Pending for good. Its node then stops
+    reporting (NotReady within the node-monitor grace period, well inside the deadline). So the
+    move is rolled back only while the node is still Ready; otherwise the join is awaited."""
     deadline = float(
         run.memory("agent").get("start_deadline")
         or run.ctx.clock() + run.ctx.settings.timeouts.agent_start.total_seconds()
@@ -205,6 +210,12 @@ def _await_agent_start(run: Run) -> None:
     try:
         pod = hostprobe.await_start(run.source, run.namespace, name, deadline, run, "node agent")
     except hostprobe.NeverStarted as never:
+        if not _ready_in_source(run):
+            within = run.ctx.settings.timeouts.agent_start
+            run.progress(
+                "agent", step_texts.agent_start_unknown(run.request.node, within, never.why)
+            )
+            return
         left = _remove_unstarted_agent(run)
         _agent_not_started(run)
         _annotate(run, None)
@@ -216,6 +227,16 @@ def _await_agent_start(run: Run) -> None:
         _agent_not_started(run)
         _annotate(run, None)
         raise PermanentError(message.removeprefix("joinops: ").strip())
+
+
+def _ready_in_source(run: Run) -> bool:
+    node = run.request.node
+    try:
+        found = run.source.call("get", f"nodes/{node}", run.source.core.read_node, node)
+    except ClusterNotFound:
+        return False
+    conditions = (found.status.conditions or []) if found.status else []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)
 
 
 def _remove_unstarted_agent(run: Run) -> str:

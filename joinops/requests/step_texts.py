@@ -225,6 +225,14 @@ def never_started(node: str, what: str, within: timedelta, why: str) -> str:
     )
 
 
+def agent_start_unknown(node: str, within: timedelta, why: str) -> str:
+    return (
+        f"The node agent was not reported Running on `{node}` within {minutes(within)} ({why}), "
+        f"but `{node}` no longer reports Ready either: the reset may have stopped its kubelet "
+        "before the pod was reported. Waiting for the join."
+    )
+
+
 def unstarted_agent_left(why: str) -> str:
     return (
         f"Its pod could not be removed ({why}): should it start later, it finds its deadline "

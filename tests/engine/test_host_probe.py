@@ -308,3 +308,23 @@ def test_labels_and_taints_stay_behind_by_default(world, make_ctx):
     node = world.cluster("clusterB").node(NODE)
     assert "team" not in node["metadata"]["labels"]
     assert not any(t["key"] == "dedicated" for t in node["spec"].get("taints") or [])
+
+
+def test_a_pending_agent_on_a_node_that_stopped_reporting_is_not_rolled_back(world, make_ctx):
+    """A reset that stopped the kubelet before it reported the agent Running leaves the pod
+    Pending for good and the node NotReady: nothing says the host is untouched, so the move is
+    not undone (the node's kubelet is stopped here, as the reset would)."""
+    a = world.cluster("clusterA")
+
+    def kubelet_stops_once_drained(event) -> None:  # type: ignore[no-untyped-def]
+        if event.kind is EventKind.STEP_SUCCEEDED and event.step == "drain":
+            a.stop_kubelet(NODE)
+
+    ctx = make_ctx(hooks=[kubelet_stops_once_drained], timeouts={"agent_start": "1s", "join": "2s"})
+    request = approved_request(ctx, NODE, "clusterA", "clusterB")
+    assert run_request(ctx, request.id) is State.FAILED
+    final = ctx.store.get(request.id)
+    assert final.failed_step == "wait-joined" and final.agent_started
+    agent_lines = [e.text for e in ctx.reporter.history(request.id) if e.step == "agent"]
+    assert any("no longer reports Ready either" in t for t in agent_lines)
+    assert "nothing was reset" not in outcome(ctx, request)
