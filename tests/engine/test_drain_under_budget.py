@@ -40,6 +40,7 @@ class BudgetWatch:
     def __init__(self, policy: client.PolicyV1Api) -> None:
         self.policy = policy
         self.healthy: list[int] = []
+        self._seen = threading.Condition()  # notified at every value the watch reports
         self._stream = watch.Watch()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -62,7 +63,18 @@ class BudgetWatch:
         ):
             status = event["object"].status
             if status is not None and status.current_healthy is not None:
-                self.healthy.append(status.current_healthy)
+                with self._seen:
+                    self.healthy.append(status.current_healthy)
+                    self._seen.notify_all()
+
+    def wait_last(self, value: int, timeout: float = 60.0) -> None:
+        """Until the watch's latest report is `value` (an event of the watch's own thread,
+        which the world's wait_for would not be woken by)."""
+        with self._seen:
+            reached = self._seen.wait_for(
+                lambda: bool(self.healthy) and self.healthy[-1] == value, timeout
+            )
+        assert reached, f"the budget never reported currentHealthy={value}: {self.healthy}"
 
     def stop(self) -> None:
         self._stream.stop()
@@ -104,7 +116,7 @@ def test_deployment_under_min_available_drains_completely_without_breaking_the_b
         cordon(kube, "a-w-1")
         result = drain(kube, "a-w-1", deadline=time.time() + 30, progress=lambda *_: None)
         world.wait_for(lambda: budget().current_healthy == 5)
-        world.wait_for(lambda: observed.healthy and observed.healthy[-1] == 5)
+        observed.wait_last(5)
         observed.stop()
 
         assert result.done and result.remaining == []
