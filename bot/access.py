@@ -113,11 +113,12 @@ class Access:
         user = str(body["user"]["id"])
         action = payloads.first_action(body)
         verb = DECISIONS.get(str(action.get("action_id")))
-        refusal = self.may_decide_known(user) if verb else self.may_ask_known(user, channel=None)
+        channel = payloads.click_channel(body)
+        refusal = self.may_decide_known(user) if verb else self.may_ask_known(user, channel)
         if refusal is None:
             return next()
         if refusal is UNSETTLED:
-            context[SETTLE] = lambda: self._settle_click(user, verb, action)
+            context[SETTLE] = lambda: self._settle_click(user, verb, action, channel)
             return next()
         self.answers.submit(self._deny_click_and_say, user, verb, action, refusal, respond)
         return BoltResponse(status=200, body="")
@@ -133,8 +134,10 @@ class Access:
             return refusal.answer
         return None
 
-    def _settle_click(self, user: str, verb: str | None, action: dict[str, Any]) -> str | None:
-        refusal = self.may_decide(user) if verb else self.may_ask(user, channel=None)
+    def _settle_click(
+        self, user: str, verb: str | None, action: dict[str, Any], channel: str | None
+    ) -> str | None:
+        refusal = self.may_decide(user) if verb else self.may_ask(user, channel)
         if refusal is not None:
             self._deny_click(user, verb, action, refusal)
             return refusal.answer
@@ -168,6 +171,34 @@ class Access:
 
     def may_ask_known(self, user: str, channel: str | None) -> Refusal | Unsettled | None:
         """`may_ask` from memory only (what an ack may use); UNSETTLED when it needs a lookup."""
+        by_config = self._asker_known(user, channel)
+        return by_config if by_config is not None else self._standing_known(user)
+
+    def may_ask(self, user: str, channel: str | None) -> Refusal | None:
+        """May `user` use `/join` (beyond help) in `channel` (None: wherever)? Then: are they
+        a full member of this workspace (or allowed as a guest or an outsider)?"""
+        return self._asker(user, channel) or self._standing(user)
+
+    def may_decide_known(self, user: str) -> Refusal | Unsettled | None:
+        """`may_decide` from memory only; UNSETTLED when it needs a lookup."""
+        by_config = self._decider_known(user)
+        return by_config if by_config is not None else self._standing_known(user)
+
+    def may_decide(self, user: str) -> Refusal | None:
+        """May `user` approve or reject requests at all?"""
+        return self._decider(user) or self._standing(user)
+
+    def _standing_known(self, user: str) -> Refusal | Unsettled | None:
+        why = self.ctx.known_standing(user)
+        return UNSETTLED if why is None else _standing_refusal(why)
+
+    def _standing(self, user: str) -> Refusal | None:
+        why = self.ctx.standing(user)
+        if why is None:
+            return Refusal(access_texts.standing_unknown(), "users.info did not answer")
+        return _standing_refusal(why)
+
+    def _asker_known(self, user: str, channel: str | None) -> Refusal | Unsettled | None:
         decided, refusal = self._ask_without_groups(user, channel)
         if decided:
             return refusal
@@ -181,8 +212,7 @@ class Access:
             access_texts.not_a_requester(self.ctx.approvers.configured), "not a requester"
         )
 
-    def may_ask(self, user: str, channel: str | None) -> Refusal | None:
-        """May `user` use `/join` (beyond help) in `channel` (None: wherever)?"""
+    def _asker(self, user: str, channel: str | None) -> Refusal | None:
         decided, refusal = self._ask_without_groups(user, channel)
         if decided:
             return refusal
@@ -202,7 +232,9 @@ class Access:
         """(decided, refusal): what the channel and the user lists decide; not decided when the
         user groups must."""
         allowed = self.ctx.settings.requesters
-        if channel is not None and allowed.channels and channel not in allowed.channels:
+        arrivals = self.ctx.settings.arrivals
+        here = [*allowed.channels, *([arrivals.channel] if arrivals and arrivals.channel else [])]
+        if channel is not None and allowed.channels and channel not in here:
             return True, Refusal(
                 access_texts.wrong_channel(allowed.channels), f"channel {channel} not allowed"
             )
@@ -210,8 +242,7 @@ class Access:
             return True, None
         return False, None
 
-    def may_decide_known(self, user: str) -> Refusal | Unsettled | None:
-        """`may_decide` from memory only; UNSETTLED when it needs a lookup."""
+    def _decider_known(self, user: str) -> Refusal | Unsettled | None:
         approver = self.ctx.approvers.known(user)
         if approver is None:
             return UNSETTLED
@@ -221,8 +252,7 @@ class Access:
             access_texts.not_an_approver_ask(self.ctx.approvers.configured), "not an approver"
         )
 
-    def may_decide(self, user: str) -> Refusal | None:
-        """May `user` approve or reject requests at all?"""
+    def _decider(self, user: str) -> Refusal | None:
         approver, unknown = self.ctx.approvers.check(user)
         if approver:
             return None
@@ -231,6 +261,13 @@ class Access:
         return Refusal(
             access_texts.not_an_approver_ask(self.ctx.approvers.configured), "not an approver"
         )
+
+
+def _standing_refusal(why: str) -> Refusal | None:
+    """Guests, other organisations' members and deactivated users, unless allowed."""
+    if not why:
+        return None
+    return Refusal(access_texts.standing_refused(why), f"a {why} user")
 
 
 def settled_first(listener: ClickListener) -> Callable[..., None]:

@@ -10,26 +10,26 @@ cache that both lists share. Two ways to ask:
   is refreshed in the background while it is still used, so a group in use stays settled.
 - `member_of`, `check`, `includes` look a group up when it is not fresh, after the ack.
 
-Lookups are single-flight: while one group's lookup is in flight, every other asker waits for
-its answer instead of calling Slack again, so a burst of clicks costs one call per group. A
-failed lookup is not cached and grants nothing: when in doubt, nobody is an approver, nor a
-requester.
+Lookups are single-flight (bot/lookups.py): while one group's lookup is in flight, every other
+asker waits for its answer instead of calling Slack again, so a burst of clicks costs one call
+per group. A failed lookup is not cached and grants nothing: when in doubt, nobody is an
+approver, nor a requester.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
+from bot.lookups import Lookups
+
 log = logging.getLogger(__name__)
 
 GROUP_TTL = 60.0  # seconds a group's member list is trusted
-REFRESH_AT = 0.8  # of the ttl: a list this old is refreshed in the background while in use
 LOOKUP_TIMEOUT = 2  # seconds for one member lookup
 
 
@@ -59,27 +59,20 @@ class GroupMembers:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client = client
-        self._ttl = ttl
-        self._clock = clock
-        self._members: dict[str, tuple[float, frozenset[str]]] = {}
-        self._in_flight: dict[str, threading.Event] = {}
-        self._lock = threading.Lock()
+        self._lookups: Lookups[frozenset[str]] = Lookups(
+            self._call_slack,
+            ttl=ttl,
+            wait=LOOKUP_TIMEOUT * 2,
+            clock=clock,
+            name="joinops-group-refresh",
+        )
 
     # ---- from memory (before an ack) --------------------------------------------------------
 
     def known(self, group: str) -> frozenset[str] | None:
         """The members of `group` if listed less than `ttl` ago; None otherwise. Never calls
         Slack here: an entry nearing its ttl is refreshed on a thread of its own."""
-        with self._lock:
-            cached = self._members.get(group)
-        if cached is None:
-            return None
-        age = self._clock() - cached[0]
-        if age >= self._ttl:
-            return None
-        if age >= self._ttl * REFRESH_AT:
-            self._refresh_in_background(group)
-        return cached[1]
+        return self._lookups.known(group)
 
     def known_member_of(self, user_id: str, groups: Sequence[str]) -> bool | None:
         """Is `user_id` in any of `groups`, from memory: True, False, or None when a group it is
@@ -97,8 +90,7 @@ class GroupMembers:
 
     def of(self, group: str) -> frozenset[str] | None:
         """The members of `group`, looked up when not fresh; None when Slack could not say."""
-        fresh = self._fresh(group)
-        return fresh if fresh is not None else self._look_up(group)
+        return self._lookups.get(group)
 
     def member_of(self, user_id: str, groups: Sequence[str]) -> tuple[bool, list[str]]:
         """Is `user_id` in any of `groups`? Also the groups whose members could not be listed."""
@@ -111,52 +103,13 @@ class GroupMembers:
                 return True, []
         return False, unknown
 
-    # ---- the cache and its single flight ----------------------------------------------------
-
-    def _fresh(self, group: str) -> frozenset[str] | None:
-        with self._lock:
-            cached = self._members.get(group)
-        if cached is not None and self._clock() - cached[0] < self._ttl:
-            return cached[1]
-        return None
-
-    def _look_up(self, group: str) -> frozenset[str] | None:
-        """One lookup per group at a time: a second asker waits for the first one's answer."""
-        with self._lock:
-            flight = self._in_flight.get(group)
-            leader = flight is None
-            if leader:
-                flight = self._in_flight[group] = threading.Event()
-        assert flight is not None
-        if not leader:
-            flight.wait(LOOKUP_TIMEOUT * 2)
-            return self._fresh(group)
-        try:
-            return self._call_slack(group)
-        finally:
-            with self._lock:
-                del self._in_flight[group]
-            flight.set()
-
-    def _refresh_in_background(self, group: str) -> None:
-        with self._lock:
-            if group in self._in_flight:
-                return
-        threading.Thread(
-            target=self._look_up, args=(group,), name="joinops-group-refresh", daemon=True
-        ).start()
-
     def _call_slack(self, group: str) -> frozenset[str] | None:
-        started = self._clock()
         try:
             answer = self._client.usergroups_users_list(usergroup=group)
         except (SlackApiError, SlackRequestError, OSError) as e:
             log.warning("cannot list the members of user group %s: %s", group, e)
             return None
-        members = frozenset(str(u) for u in answer.get("users") or [])
-        with self._lock:
-            self._members[group] = (started, members)
-        return members
+        return frozenset(str(u) for u in answer.get("users") or [])
 
 
 class Approvers:

@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 
 from bot.authz import Approvers, GroupMembers, lookup_client
 from bot.checks import Checks
+from bot.people import People, why_refused
 from joinops.clusters.registry import ClusterRegistry
 from joinops.requests.audit import AuditLog
 from joinops.requests.events import RedisEventLog
@@ -32,6 +33,7 @@ class BotContext:
     audit: AuditLog
     members: GroupMembers  # user groups' members, for approvers and requesters alike
     checks: Checks  # the cluster work behind a command, asked of a worker
+    people: People  # who is a guest or from another organisation (users.info)
     clock: Callable[[], float] = field(default=time.time)
 
     @classmethod
@@ -57,8 +59,26 @@ class BotContext:
             audit=AuditLog(redis_client, clock),
             members=members,
             checks=Checks(redis_client, settings.timeouts.check.total_seconds()),
+            people=People(lookup_client(client)),
             clock=clock,
         )
+
+    def standing(self, user_id: str, *, again: bool = False) -> str | None:
+        """Why `user_id` may not use joinops ("guest", "external", "deactivated"), "" when they
+        may, None when Slack could not say (looked up: after an ack only; `again`: now)."""
+        found = self.people.look_up(user_id, again=again)
+        if found is None:
+            return None
+        access = self.settings.access
+        return why_refused(*found, access.allow_guests, access.allow_external)
+
+    def known_standing(self, user_id: str) -> str | None:
+        """`standing` from memory only (what an ack may use); None when it needs a lookup."""
+        found = self.people.known(user_id)
+        if found is None:
+            return None
+        access = self.settings.access
+        return why_refused(*found, access.allow_guests, access.allow_external)
 
     def may_act_on(self, user_id: str, requester: str) -> bool:
         """Cancel and retry: the requester, or an approver."""

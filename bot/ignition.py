@@ -195,6 +195,9 @@ class Ignitions:
     def _why_not(self, request: Request, data: bytes | None) -> str | None:
         if request.state is not State.SUCCEEDED:
             return ignition_texts.cancelled_late()
+        standing = self.ctx.standing(request.requester, again=True)  # as Slack says now
+        if standing != "":
+            return ignition_texts.requester_not_allowed(standing)
         if data is None:
             return ignition_texts.gone()
         if hashlib.sha256(data).hexdigest() != request.extra.get(ir.SHA256):

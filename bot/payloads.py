@@ -45,6 +45,13 @@ def first_action(body: dict[str, Any]) -> dict[str, Any]:
     return action
 
 
+def click_channel(body: dict[str, Any]) -> str | None:
+    """The channel of the clicked message; None when Slack did not say (a modal, a home tab)."""
+    channel = body.get("channel")
+    found = channel.get("id") if isinstance(channel, dict) else None
+    return str(found) if found else None
+
+
 def problem(body: Any) -> str | None:
     """What is wrong with a body the bot would act on; None when it is fine (or not ours)."""
     if not isinstance(body, dict):

@@ -173,6 +173,13 @@ class Requesters(_Strict):
 CLUSTER_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}"
 
 
+class AccessConfig(_Strict):
+    """Who beyond the workspace's full members may use joinops (commands and buttons)."""
+
+    allow_guests: bool = False  # single- and multi-channel guests
+    allow_external: bool = False  # members of other organisations (Slack Connect)
+
+
 class Proposal(_Strict):
     """Where an arriving host is proposed to go (the announcement's button)."""
 
@@ -206,6 +213,7 @@ class FileConfig(_Strict):
     arrivals: Arrivals | None = None
     approvers: list[str] = Field(default_factory=list)
     requesters: Requesters = Requesters()
+    access: AccessConfig = AccessConfig()
     timeouts: Timeouts = Timeouts()
     agent: AgentConfig = AgentConfig()
     policy: Policy = Policy()
@@ -260,6 +268,7 @@ class Settings:
     policy: Policy
     max_parallel: int
     requesters: Requesters = field(default_factory=Requesters)
+    access: AccessConfig = field(default_factory=AccessConfig)
     arrivals: Arrivals | None = None
     slack: SlackConfig = field(default_factory=SlackConfig)
     max_batch_nodes: int = 200  # a batch naming or resolving to more is refused as a whole
@@ -302,6 +311,7 @@ def build_settings(file_config: FileConfig, secrets: Secrets) -> Settings:
         policy=file_config.policy,
         max_parallel=file_config.max_parallel,
         requesters=file_config.requesters,
+        access=file_config.access,
         arrivals=arrivals,
         slack=file_config.slack,
         max_batch_nodes=file_config.max_batch_nodes,

@@ -34,6 +34,29 @@ def membership_unknown(groups: Sequence[str]) -> str:
     )
 
 
+STANDING = {
+    "guest": "guests of this workspace",
+    "external": "members of other organisations (Slack Connect)",
+    "deactivated": "deactivated accounts",
+}
+
+
+def standing_refused(why: str) -> str:
+    return (
+        f"joinops is not available to {STANDING.get(why, why)}: it hands out what adds nodes "
+        "to clusters. Ask a full member of this workspace to ask for you (an admin can allow "
+        "it: `access.allow_guests` / `access.allow_external`). Nothing was recorded."
+    )
+
+
+def standing_unknown() -> str:
+    return (
+        "I could not check your account with Slack (users.info did not answer), and joinops "
+        "is only for this workspace's members. Try again in a minute; if it keeps happening, "
+        "the app may lack `users:read`. Nothing was recorded."
+    )
+
+
 def not_an_approver_ask(approvers: Sequence[str]) -> str:
     return f"{not_an_approver()} The approvers are {mentions(approvers)}."
 

@@ -202,6 +202,14 @@ def cancelled_late() -> str:
     return "the request was cancelled while the file was being made"
 
 
+def requester_not_allowed(standing: str | None) -> str:
+    """`standing`: why the requester may not have it ("guest", "external", "deactivated"), or
+    None when Slack could not say."""
+    if standing is None:
+        return "Slack could not confirm that the requester is a member of this workspace"
+    return f"the requester's account is no longer a full member's ({standing}) as Slack says now"
+
+
 def failed_reply(requester: str, outcome: str, request_id: str) -> str:
     return (
         f":red_circle: {user(requester)} {outcome.rstrip('.')}. `{COMMAND} retry {request_id}` "
