@@ -169,13 +169,16 @@ def _create_locked(
 ) -> Any:
     """Create the material; for a control plane under the cluster's control-plane lock, so that
     the upload cannot break a control-plane migration the engine is running."""
+    from workers import certkeys
     from workers.ignition.create import create
 
     locks = None
     if prepared.control_plane:
         locks = _take_control_plane_lock(settings, cluster.name, request_id)
     try:
-        return create(
+        if locks is not None:  # never overwrite a key another join relies on
+            certkeys.ensure_free(locks.redis, cluster.name, request_id, time.time())
+        created = create(
             cluster,
             prepared,
             settings=settings,
@@ -183,6 +186,11 @@ def _create_locked(
             description=description,
             clock=time.time,
         )
+        if locks is not None and created.certs_expire_at:
+            certkeys.record(
+                locks.redis, cluster.name, request_id, certkeys.IGNITION, created.valid_until
+            )
+        return created
     finally:
         if locks is not None:
             locks.release()
@@ -250,7 +258,7 @@ def _summary(
             )
         lines.append(texts.valid_until(created.valid_until))
         if created.certs_host:
-            lines.append(texts.CERTS_REPLACED)
+            lines.append(texts.CERTS_KEPT)
         lines.append(texts.revoke(prepared.token.id, request_id))
     else:
         assert commands_path is not None

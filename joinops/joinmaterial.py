@@ -82,19 +82,24 @@ def ca_cert_hash(ca_pem: bytes) -> str:
     return "sha256:" + hashlib.sha256(spki).hexdigest()
 
 
-def join_endpoint(control_plane_endpoint: str, server_url: str) -> str:
-    """`host:port` to join: the shared endpoint if the cluster has one, else its API server."""
+def join_endpoint(
+    control_plane_endpoint: str, server_url: str, bind_port: int = DEFAULT_API_PORT
+) -> str:
+    """`host:port` to join: the shared endpoint if the cluster has one, else its API server.
+
+    As kubeadm's `GetControlPlaneEndpoint` (cmd/kubeadm/app/util/endpoint.go): an endpoint
+    without a port takes the API server's `bindPort` (its `--secure-port`), not 6443."""
     if control_plane_endpoint:
-        return normalise_endpoint(control_plane_endpoint)
-    return normalise_endpoint(urlsplit(server_url).netloc or server_url)
+        return normalise_endpoint(control_plane_endpoint, bind_port)
+    return normalise_endpoint(urlsplit(server_url).netloc or server_url, bind_port)
 
 
-def normalise_endpoint(endpoint: str) -> str:
-    """Host and port, IPv6 literals bracketed, port 6443 when none is given."""
+def normalise_endpoint(endpoint: str, default_port: int = DEFAULT_API_PORT) -> str:
+    """Host and port, IPv6 literals bracketed, `default_port` when none is given."""
     text = endpoint.strip()
     if "://" in text:
         text = urlsplit(text).netloc
-    host, port = _split_host_port(text)
+    host, port = _split_host_port(text, default_port)
     if not host:
         raise ValueError(f"no host in endpoint {endpoint!r}")
     try:
@@ -105,7 +110,18 @@ def normalise_endpoint(endpoint: str) -> str:
     return f"{host}:{port}"
 
 
-def _split_host_port(text: str) -> tuple[str, int]:
+def split_endpoint_host(endpoint: str) -> str:
+    """The host of an endpoint (`host[:port]`, `[v6]:port`, a URL); "" when it has none."""
+    text = endpoint.strip()
+    if "://" in text:
+        text = urlsplit(text).netloc
+    try:
+        return _split_host_port(text, DEFAULT_API_PORT)[0]
+    except ValueError:
+        return ""
+
+
+def _split_host_port(text: str, default_port: int) -> tuple[str, int]:
     if text.startswith("["):
         host, _, rest = text[1:].partition("]")
         port = rest.removeprefix(":")
@@ -115,7 +131,7 @@ def _split_host_port(text: str) -> tuple[str, int]:
         host, _, port = text.partition(":")
     if port and not (port.isdigit() and 0 < int(port) < 65536):
         raise ValueError(f"bad port in endpoint {text!r}")
-    return host, int(port) if port else DEFAULT_API_PORT
+    return host, int(port) if port else default_port
 
 
 def kubeadm_token_ttl(ttl: timedelta) -> str:

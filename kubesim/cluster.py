@@ -18,6 +18,7 @@ from kubesim.cluster_clients import ClusterClients
 from kubesim.cluster_nodes import ClusterNodes
 from kubesim.cluster_objects import ClusterObjects
 from kubesim.entries import Change
+from kubesim.etcd import EtcdMembers, member_id
 from kubesim.faults import Faults
 from kubesim.hosts import Host
 from kubesim.http_messages import Request, Response, error_response
@@ -51,6 +52,7 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients, ClusterCerts):
         index: int,
         pod_subnet: str = DEFAULT_POD_SUBNET,
         node_cidr_mask_size: int = DEFAULT_MASK[4],
+        external_etcd: bool = False,
     ) -> None:
         objects.parse_version(version)
         self.world = world
@@ -92,6 +94,10 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients, ClusterCerts):
         self.hosts: dict[str, Host] = {}  # node name -> machine, for nodes with a kubelet
         self.api_server_port = static_pods.API_SERVER_PORT  # kube-apiserver --secure-port
         self.uploaded_cert_keys: dict[str, float] = {}  # certificate key -> expiry (world time)
+        # the upload's certificates include external etcd's client ones (`--config` was given)
+        self.uploaded_external_etcd_certs = False
+        self.external_etcd = external_etcd  # kubeadm-config's etcd.external: no stacked members
+        self.etcd = EtcdMembers(member_id(name, "cluster"))  # kubesim.etcd: stacked members
         self.api = Api(self)
         self.evictions = Evictions(self)
         self._pod_ips = 0
@@ -113,6 +119,7 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients, ClusterCerts):
             self.control_plane_endpoint,
             self.pod_subnet,
             self.node_cidr_mask_size,
+            external_etcd=self.external_etcd,
         )
         self.store.create(
             CONFIGMAPS,
@@ -126,6 +133,18 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients, ClusterCerts):
             objects.configmap_object("kube-public", "cluster-info", {"kubeconfig": kubeconfig}),
         )
         self.set_kubelet_config()  # kube-system/kubelet-config; World.add_cluster sets its fields
+
+    def set_api_server_port(self, port: int) -> None:
+        """The kube-apiservers' `--secure-port` (kubeadm's `localAPIEndpoint.bindPort`): their
+        mirror pods say so, and a controlPlaneEndpoint without a port means this port, in
+        cluster-info (re-signed) and for joining hosts, as kubeadm's `GetControlPlaneEndpoint`."""
+        with self.lock:
+            self.api_server_port = port
+            for name in self.control_plane_nodes():
+                host = self.host_of(name)
+                if host is not None:
+                    static_pods.add_control_plane_pods(self, host, ready=host.kubelet_running)
+            self.set_cluster_info_cas([])
 
     # ---- reachability ------------------------------------------------------------------
     @property

@@ -17,6 +17,7 @@ from kubesim.resources import CONFIGMAPS
 class ClusterClients(ClusterReads):
     port: int
     control_plane_endpoint: str
+    api_server_port: int  # kube-apiserver --secure-port (kubeadm's localAPIEndpoint.bindPort)
     token: str
     ca: CertificateAuthority
     ca_pem: str
@@ -36,11 +37,17 @@ class ClusterClients(ClusterReads):
     def endpoints(self) -> set[tuple[str, int]]:
         """Every host:port that reaches this API server inside the world."""
         found = {("127.0.0.1", self.port), ("localhost", self.port)}
-        if self.control_plane_endpoint:
-            parsed = normalise_endpoint(self.control_plane_endpoint)
-            if parsed:
-                found.add(parsed)
+        parsed = self.endpoint_host_port()
+        if parsed:
+            found.add(parsed)
         return found
+
+    def endpoint_host_port(self) -> tuple[str, int] | None:
+        """The controlPlaneEndpoint as kubeadm's `GetControlPlaneEndpoint` reads it
+        (cmd/kubeadm/app/util/endpoint.go): without a port, the API server's bind port."""
+        if not self.control_plane_endpoint:
+            return None
+        return normalise_endpoint(self.control_plane_endpoint, self.api_server_port)
 
     @property
     def ca_file(self) -> str:
@@ -52,9 +59,12 @@ class ClusterClients(ClusterReads):
         return self._ca_file
 
     def _cluster_info_server(self) -> str:
-        if self.control_plane_endpoint:
-            return f"https://{self.control_plane_endpoint}"
-        return self.server
+        parsed = self.endpoint_host_port()
+        if parsed is None:
+            return self.server
+        if normalise_endpoint(self.control_plane_endpoint, 0) is not None:
+            return f"https://{self.control_plane_endpoint}"  # its own port, as written
+        return f"https://{self.control_plane_endpoint}:{parsed[1]}"  # kubeadm adds bindPort
 
     def set_cluster_info_cas(self, extra_pems: list[bytes]) -> None:
         """cluster-info's CA data becomes a bundle: the cluster's CA, then `extra_pems` (a CA

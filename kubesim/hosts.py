@@ -21,6 +21,11 @@ INITIAL = (CNI, IPTABLES, KUBECONFIG, CNI_STATE)  # plus IPVS with `ipvsadm` (Ho
 # the interfaces CNIs make; `kubeadm reset` leaves them (Host.interfaces)
 CNI_INTERFACES = ("cni0", "flannel.1", "vxlan.calico", "kube-ipvs0")
 
+# joinops's virtual-IP layout (joinops/ignition/virtual_ip.py): keepalived holds the VIP, a
+# local nginx listens on the API port; the marker file says the host carries that layout
+VIP_MARKER = "/etc/joinops/virtual-ip"
+VIP_UNITS = {"keepalived.service": "keepalived", "ocne-nginx.service": "nginx"}  # unit -> process
+
 # the ports `kubeadm join` preflight checks, by the component that holds them on a node
 KUBELET_PORT = 10250
 CONTROL_PLANE_PORTS = {
@@ -95,6 +100,11 @@ class Host:
     bridge_cni: bool = False
     interfaces: dict[str, str] = field(default_factory=dict)  # name -> address/prefix
     pods_addressed: int = 0  # pod addresses handed out from the node's pod CIDR
+    units: dict[str, str] = field(default_factory=dict)  # systemd unit -> running|stopped|disabled
+    files: set[str] = field(default_factory=set)  # marker files (VIP_MARKER)
+    # /etc/kubernetes/admin.conf cannot read kubeadm-config (expired: only `kubeadm upgrade`
+    # renews it; or its server unreachable): `kubeadm reset` then leaves its etcd member
+    admin_conf_expired: bool = False
 
     def __post_init__(self) -> None:
         digest = hashlib.sha256(self.name.encode()).hexdigest()
@@ -111,9 +121,18 @@ class Host:
         }
         self.interfaces = self.interfaces or {"eth0": f"{self.internal_ip}/16"}
 
+    def give_vip_layout(self, port: int = 6443) -> None:
+        """joinops's virtual-IP layout, as its Ignition leaves it: keepalived and the local
+        nginx running and enabled, nginx listening on `port`, the marker file in place."""
+        self.units.update(dict.fromkeys(VIP_UNITS, "running"))
+        self.busy_ports[port] = VIP_UNITS["ocne-nginx.service"]
+        self.files.add(VIP_MARKER)
+
     def held_ports(self) -> dict[int, str]:
-        """Listening ports and their process: Kubernetes' own while it runs, and others."""
-        held = dict(self.busy_ports)
+        """Listening ports and their process: Kubernetes' own while it runs, and others (a
+        unit's process only while its unit runs)."""
+        stopped = {VIP_UNITS.get(u) for u, state in self.units.items() if state != "running"}
+        held = {p: who for p, who in self.busy_ports.items() if who not in stopped}
         if self.kubelet_running:
             held.setdefault(KUBELET_PORT, "kubelet")
             if self.role == "control-plane":

@@ -23,6 +23,17 @@ def kubeadm_api_version(version: str) -> str:
 
 
 DEFAULT_POD_SUBNET = "10.244.0.0/16"
+# kubeadm's ClusterConfiguration etcd.external, as an HA guide's external etcd writes it
+EXTERNAL_ETCD = {
+    "endpoints": [
+        "https://10.200.0.11:2379",
+        "https://10.200.0.12:2379",
+        "https://10.200.0.13:2379",
+    ],
+    "caFile": "/etc/kubernetes/pki/etcd/ca.crt",
+    "certFile": "/etc/kubernetes/pki/apiserver-etcd-client.crt",
+    "keyFile": "/etc/kubernetes/pki/apiserver-etcd-client.key",
+}
 
 
 def cluster_configuration(
@@ -31,6 +42,7 @@ def cluster_configuration(
     control_plane_endpoint: str,
     pod_subnet: str = DEFAULT_POD_SUBNET,
     node_cidr_mask_size: int = 24,
+    external_etcd: bool = False,
 ) -> str:
     doc: dict[str, Any] = {
         "apiServer": {},
@@ -53,6 +65,8 @@ def cluster_configuration(
     }
     if pod_subnet:
         doc["networking"]["podSubnet"] = pod_subnet
+    if external_etcd:
+        doc["etcd"] = {"external": EXTERNAL_ETCD}
     v1beta4 = doc["apiVersion"].endswith("v1beta4")
     if node_cidr_mask_size != 24:
         flag = "node-cidr-mask-size-ipv4" if "," in pod_subnet else "node-cidr-mask-size"

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from kubesim.clock import Clock
 from kubesim.entries import Change, Entry
+from kubesim.etcd import EtcdMembers
 from kubesim.hosts import Host
 from kubesim.http_messages import Response
 from kubesim.rbac import Rbac
@@ -124,6 +125,9 @@ class SimCluster(Protocol):
     api_server_port: int
     hosts: dict[str, Host]
     uploaded_cert_keys: dict[str, float]
+    uploaded_external_etcd_certs: bool
+    external_etcd: bool
+    etcd: EtcdMembers
     internal_errors: list[str]
 
     @property

@@ -96,11 +96,14 @@ class World:
         node_cidr_mask_size: int = 24,
         cgroup_driver: str = "systemd",
         server_tls_bootstrap: bool = False,
+        external_etcd: bool = False,
     ) -> Cluster:
         """``pod_subnet``: kubeadm's ``networking.podSubnet`` ("" for none: no node gets a
         podCIDR; "10.244.0.0/16,fd00::/56" dual-stack); ``node_cidr_mask_size``: the controller
         manager's ``--node-cidr-mask-size`` for IPv4 (kubesim.node_ipam). ``cgroup_driver`` and
-        ``server_tls_bootstrap``: those fields of kube-system/kubelet-config."""
+        ``server_tls_bootstrap``: those fields of kube-system/kubelet-config. ``external_etcd``:
+        kubeadm-config's ``etcd.external`` (endpoints, cert paths); its control planes then run
+        no etcd of their own (no ``etcd-<node>`` mirror pod, no stacked member)."""
         with self.lock:
             if name in self.clusters:
                 raise ValueError(f"cluster {name} already exists")
@@ -112,6 +115,7 @@ class World:
                 len(self.clusters),
                 pod_subnet=pod_subnet,
                 node_cidr_mask_size=node_cidr_mask_size,
+                external_etcd=external_etcd,
             )
             self.clusters[name] = cluster
             cluster.set_kubelet_config(cgroup_driver, server_tls_bootstrap)

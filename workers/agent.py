@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from joinops.ignition.virtual_ip import VIP_MARKER
 from joinops.requests.ids import is_request_id
 from workers import hostcleanup
 
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "joinops"}
 JOIN_KEY = "join-config.yaml"
 CERT_KEY = "certificate-key"
+KUBEADM_CONFIG_KEY = "kubeadm-config.yaml"  # the target's ClusterConfiguration, for upload-certs
 HOST_JOIN_FILE = "/var/lib/joinops/join-config.yaml"
 # What else the join Secret carries for the probes and the agent (none of it secret):
 CA_KEY = "ca.crt"  # the target's CA, as cluster-info shows it to the node
@@ -183,7 +185,9 @@ def preflight_script(request_id: str) -> str:
             f"for p in $(cat /joinops/{PORTS_KEY}); do "
             'who=$(chroot /host ss -Hltnp "sport = :$p" 2>/dev/null | '
             'sed -n \'s/.*users:(("\\([^"]*\\)".*/\\1/p\' | head -n1); '
-            f'case "$who" in {processes}) ignore="$ignore,Port-$p";; esac; done',
+            f'case "$who" in {processes}) ignore="$ignore,Port-$p";; '
+            # nginx of joinops's VIP layout: the unit stops it between reset and join
+            f'nginx) [ -e /host{VIP_MARKER} ] && ignore="$ignore,Port-$p";; esac; done',
             f"err=$(chroot /host kubeadm join phase preflight --config {work}/{JOIN_KEY} "
             '--ignore-preflight-errors="$ignore" 2>&1) && err=""',
             "check preflight \"$(printf '%s' \"$err\" | grep -E 'ERROR|error|found multiple' | "
@@ -227,10 +231,22 @@ def ock_script(request_id: str) -> str:
     )
 
 
-def upload_certs_script() -> str:
-    return (
-        "exec chroot /host kubeadm init phase upload-certs --upload-certs "
-        f'--certificate-key "$(cat /joinops/{CERT_KEY})"'
+def upload_certs_script(with_config: bool = False) -> str:
+    """`with_config`: the cluster's ClusterConfiguration (mounted as KUBEADM_CONFIG_KEY) goes
+    to kubeadm as `--config`, so that an external etcd's client certificates are uploaded too
+    (kubeadm's copycerts adds them only when the configuration it reads names etcd.external;
+    kubeadm's HA guide runs upload-certs with `--config` for that reason)."""
+    key = f'--certificate-key "$(cat /joinops/{CERT_KEY})"'
+    if not with_config:
+        return f"exec chroot /host kubeadm init phase upload-certs --upload-certs {key}"
+    return "\n".join(
+        [
+            "set -u",
+            "f=$(chroot /host mktemp /tmp/joinops-kubeadm-XXXXXX.yaml)",
+            f'cat /joinops/{KUBEADM_CONFIG_KEY} > "/host$f"',
+            f'chroot /host kubeadm init phase upload-certs --upload-certs --config "$f" {key}',
+            'rc=$?; rm -f "/host$f"; exit $rc',
+        ]
     )
 
 
@@ -344,13 +360,15 @@ def check_pod(*, namespace: str, request_id: str, node: str, image: str) -> dict
     }
 
 
-def upload_certs_pod(*, namespace: str, request_id: str, node: str, image: str) -> dict[str, Any]:
+def upload_certs_pod(
+    *, namespace: str, request_id: str, node: str, image: str, with_config: bool = False
+) -> dict[str, Any]:
     return privileged_pod(
         namespace=namespace,
         name=upload_pod_name(request_id),
         node=node,
         image=image,
-        script=upload_certs_script(),
+        script=upload_certs_script(with_config),
         secret_name=upload_pod_name(request_id),
         pod_labels=labels(request_id, "upload-certs"),
         host_pid=False,

@@ -19,10 +19,14 @@ from workers import context
 def check_move(ask: MigrationAsk) -> Answer:
     """Every rule for one migration, read from both clusters (joinops.rules.check)."""
     ctx = context.current()
-    clusters, namespace = ctx.clusters, ctx.settings.agent.namespace
+    clusters, agent = ctx.clusters, ctx.settings.agent
     return Answer.of(
         lambda: check(
-            ask, clusters.get(ask.source), clusters.get(ask.target), agent_namespace=namespace
+            ask,
+            clusters.get(ask.source),
+            clusters.get(ask.target),
+            agent_namespace=agent.namespace,
+            agent_image=agent.image,
         )
     )
 

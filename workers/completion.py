@@ -4,7 +4,10 @@ A worker: its Node, same name, Ready. A control plane: kubeadm starts the kubele
 turns Ready) *before* its control-plane-join phase adds the etcd member, starts the static pods
 and marks the node, so the move is complete only when, besides Ready, the node's
 `kube-apiserver-<node>` and `etcd-<node>` mirror pods are Running and Ready and the node
-carries the control-plane label. The run holds the target's control-plane lock until then.
+carries the control-plane label, and, with a stacked etcd, etcd's own member list (read on
+the node) has it as a started voting member. A target whose kubeadm-config names an external
+etcd has no `etcd-<node>` pod and no stacked member: neither is waited for there. The run holds
+the target's control-plane lock until then.
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ from typing import Any, NoReturn
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from joinops.clusters import watches
+from joinops.clusters import etcdmembers, watches
 from joinops.clusters.kube import pod_running_ready
 from joinops.errors import ClusterError, ClusterUnreachable
-from joinops.requests import outcome_texts, step_texts
+from joinops.requests import etcd_texts, outcome_texts, step_texts
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.quorum import STATIC_COMPONENTS, mirror_pod_name
 from workers import agent, waits
@@ -98,7 +101,9 @@ def _node_ready_now(run: Run) -> bool:
 def _control_plane_missing(run: Run, deadline: float) -> list[str]:
     """What the control plane still lacks at the deadline (empty: complete)."""
     target, node = run.target, run.request.node
-    wanted = {mirror_pod_name(component, node) for component in STATIC_COMPONENTS}
+    external = _external_etcd(run)
+    components = [c for c in STATIC_COMPONENTS if c != "etcd" or not external]
+    wanted = {mirror_pod_name(component, node) for component in components}
     ready: dict[str, bool] = {}
 
     def all_pods_ready(pod: Any) -> bool:
@@ -133,7 +138,36 @@ def _control_plane_missing(run: Run, deadline: float) -> list[str]:
     )
     if labelled is None:
         missing.append(step_texts.missing_control_plane_label())
+    if not missing and not external:
+        missing.extend(_member_missing(run))
     return missing
+
+
+def _external_etcd(run: Run) -> bool:
+    """Does the target's kubeadm-config name an external etcd? Read once per wait."""
+    memory = run.memory("wait-joined")
+    if "external_etcd" not in memory:
+        config = run.target.kubeadm_cluster_configuration()
+        run.remember("wait-joined", external_etcd=etcdmembers.external_etcd(config))
+        return etcdmembers.external_etcd(config)
+    return bool(memory["external_etcd"])
+
+
+def _member_missing(run: Run) -> list[str]:
+    """A stacked target's member list, read on the joined node, must have it as a started
+    voting member (kubeadm adds it as a learner first where learner mode is on)."""
+    node = run.request.node
+    pod = etcdmembers.EtcdPod(run.namespace, run.ctx.settings.agent.image)
+    try:
+        members = etcdmembers.read(run.target, node, pod, run.ctx.clock)
+    except etcdmembers.MembersUnreadable as e:
+        return [etcd_texts.member_list_unread(e.what)]
+    facts = run.target.get_node(node)
+    ip = facts.internal_ip if facts is not None else ""
+    ours = [m for m in members if m.name == node or (ip and ip in m.peer_hosts)]
+    if any(m.started and not m.learner for m in ours):
+        return []
+    return [etcd_texts.member_not_voting(node)]
 
 
 def _pod_words(names: set[str]) -> list[str]:

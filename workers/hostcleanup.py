@@ -9,9 +9,21 @@ joinops-join-<id>`) before it runs. docs/migration-steps.md lists them for opera
 
 from __future__ import annotations
 
+from joinops.ignition.virtual_ip import VIP_MARKER, VIP_UNITS
+
 # (journal line, shell command); run with /bin/sh on the host, root's home being /root. The
 # commands are constants: nothing a person typed, no node or cluster name.
 STEPS: tuple[tuple[str, str], ...] = (
+    (
+        # joinops's own VIP layout (joinops/ignition/virtual_ip.py): left running, keepalived
+        # keeps bidding for the source's VIP and nginx keeps the API port, forwarding to
+        # 127.0.0.1 (the target's API server after the join); kubeadm's control-plane
+        # preflight would fail with "Port-6443 is in use".
+        f"stopping and disabling keepalived and the local nginx where {VIP_MARKER} says "
+        "the joinops virtual-IP layout is on this host",
+        f'if [ -e {VIP_MARKER} ]; then echo "joinops: stopping {" ".join(VIP_UNITS)}"; '
+        f"systemctl disable --now {' '.join(VIP_UNITS)}; fi",
+    ),
     ("removing the CNI configuration /etc/cni/net.d/*", "rm -rf /etc/cni/net.d/*"),
     (
         "flushing the KUBE-* iptables chains (IPv4 and IPv6)",

@@ -16,7 +16,7 @@ from typing import Any
 from joinops.clusters import watches
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterNotFound
-from joinops.requests import step_texts
+from joinops.requests import host_texts
 from workers import agent, material
 from workers.errors import PermanentError
 from workers.run import Run
@@ -114,7 +114,7 @@ def read_host_facts(run: Run) -> HostFacts:
     """The facts pod's report (the pod is deleted afterwards)."""
     phase, message = run_pod(run, facts=True)
     if phase != "Succeeded":
-        raise PermanentError(step_texts.host_facts_failed(run.request.node, message or phase))
+        raise PermanentError(host_texts.host_facts_failed(run.request.node, message or phase))
     report = parse_report(message)
     return HostFacts(
         kubelet_flags=parse_flags(report.get("kubeadm-flags", "")),
@@ -192,7 +192,7 @@ def await_start(
         return pod
     why = waiting_reason(pod)
     within = run.ctx.settings.timeouts.agent_start
-    raise NeverStarted(step_texts.never_started(run.request.node, what, within, why), why)
+    raise NeverStarted(host_texts.never_started(run.request.node, what, within, why), why)
 
 
 def _await_end(
@@ -237,7 +237,7 @@ def probe(run: Run) -> str:
     failures = preflight_failures(run)
     if failures:
         raise PermanentError(
-            step_texts.probe_failed(run.request.node, run.request.target, failures)
+            host_texts.probe_failed(run.request.node, run.request.target, failures)
         )
     kept = HostFacts.from_memory(run.memory("join-material").get("host") or {}).kept_flags
-    return step_texts.probe_passed(run.request.node, run.request.target, sorted(kept))
+    return host_texts.probe_passed(run.request.node, run.request.target, sorted(kept))

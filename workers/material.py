@@ -7,7 +7,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import yaml
+
 from joinops.clusters import watches
+from joinops.clusters.etcdmembers import external_etcd
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterNotFound
 from joinops.joinmaterial import BootstrapToken, token_secret
@@ -92,18 +95,24 @@ def upload_certs(
     timeout: float,
     clock: Callable[[], float] = time.time,
 ) -> None:
-    """Run `kubeadm init phase upload-certs` on `node` under `certificate_key`; wait; clean up."""
+    """Run `kubeadm init phase upload-certs` on `node` under `certificate_key`; wait; clean up.
+    A target with an external etcd (kubeadm-config's etcd.external) gets its ClusterConfiguration
+    as `--config`, so the upload carries the etcd client certificates a control plane needs."""
     name = agent.upload_pod_name(request_id)
     ensure_namespace(target, namespace)
     delete_quietly(target, namespace, "pod", name)
-    put_secret(
-        target,
-        namespace,
-        name,
-        {agent.CERT_KEY: certificate_key},
-        agent.labels(request_id, "upload-certs"),
+    config = target.kubeadm_cluster_configuration()
+    data = {agent.CERT_KEY: certificate_key}
+    if external_etcd(config):  # its client certificates must be uploaded too
+        data[agent.KUBEADM_CONFIG_KEY] = yaml.safe_dump(config)
+    put_secret(target, namespace, name, data, agent.labels(request_id, "upload-certs"))
+    pod = agent.upload_certs_pod(
+        namespace=namespace,
+        request_id=request_id,
+        node=node,
+        image=image,
+        with_config=agent.KUBEADM_CONFIG_KEY in data,
     )
-    pod = agent.upload_certs_pod(namespace=namespace, request_id=request_id, node=node, image=image)
     try:
         target.call("create", f"pods/{name}", target.core.create_namespaced_pod, namespace, pod)
         phase, message = wait_for_pod_end(target, namespace, name, clock() + timeout, clock)

@@ -24,9 +24,9 @@ from joinops.joinmaterial import (
     new_bootstrap_token,
     new_certificate_key,
 )
-from joinops.requests import step_texts
+from joinops.requests import host_texts, step_texts
 from joinops.requests.model import Role
-from workers import agent, hostprobe, material, nodelabels
+from workers import agent, certkeys, hostprobe, material, nodelabels
 from workers.errors import PermanentError
 from workers.run import Run
 
@@ -41,7 +41,8 @@ def prepare_join_material(run: Run) -> str:
         info = capins.read(target)  # what the node will see, not what joinops's kubeconfig says
     except capins.ClusterInfoProblem as e:
         raise PermanentError(str(e)) from e
-    endpoint = info.endpoint(facts.control_plane_endpoint)
+    bind_port = target.api_server_port() or DEFAULT_API_PORT  # kubeadm's, for a bare endpoint
+    endpoint = info.endpoint(facts.control_plane_endpoint, bind_port)
     ca_hashes = info.ca_hashes
     run.remember("join-material", ca_hashes=ca_hashes)
     node = run.source.get_node(run.request.node)
@@ -50,11 +51,11 @@ def prepare_join_material(run: Run) -> str:
     token = _mint_token(
         run, timeouts.drain + timeouts.join + timeouts.upload_certs + timedelta(minutes=10)
     )
-    certificate_key, bind_port = None, DEFAULT_API_PORT
+    certificate_key = None
     if run.request.role is Role.CONTROL_PLANE:
-        bind_port = target.api_server_port() or DEFAULT_API_PORT
         certificate_key = new_certificate_key()
         uploader = _upload_host(run, facts.control_planes)
+        certkeys.ensure_free(run.ctx.redis, run.request.target, run.id, run.ctx.clock())
         material.upload_certs(
             target,
             namespace=run.namespace,
@@ -65,7 +66,10 @@ def prepare_join_material(run: Run) -> str:
             timeout=timeouts.upload_certs.total_seconds(),
             clock=run.ctx.clock,
         )
-        run.remember("join-material", certs_uploaded_at=run.ctx.clock(), certs_host=uploader)
+        uploaded = run.ctx.clock()
+        run.remember("join-material", certs_uploaded_at=uploaded, certs_host=uploader)
+        until = uploaded + KUBEADM_CERTS_LIFETIME.total_seconds()
+        certkeys.record(run.ctx.redis, run.request.target, run.id, certkeys.MIGRATION, until)
     config = join_configuration(
         kubeadm_version=min(node.kubelet_version, facts.version) if node else facts.version,
         endpoint=endpoint,
@@ -109,7 +113,7 @@ def _host_facts(run: Run) -> hostprobe.HostFacts:
     wanted = read_kubelet_config(run.target).cgroup_driver
     if wanted and host.cgroup_driver not in ("unknown", wanted):
         raise PermanentError(
-            step_texts.cgroup_driver_mismatch(
+            host_texts.cgroup_driver_mismatch(
                 run.request.node, host.cgroup_driver, run.request.target, wanted
             )
         )

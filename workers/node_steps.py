@@ -7,15 +7,27 @@ Each returns the line to report and is safe to run twice.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
+from joinops.clusters.etcdmembers import EtcdPod
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound, ClusterUnreachable
-from joinops.requests import step_texts
+from joinops.requests import host_texts, step_texts
 from joinops.requests.lifecycle import State
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.check import check
 from joinops.rules.refusal_now import refusal_now
-from workers import agent, drain, hostprobe, material, podcheck, preflight, waits
+from workers import (
+    agent,
+    certkeys,
+    drain,
+    etcdcleanup,
+    hostprobe,
+    material,
+    podcheck,
+    preflight,
+    waits,
+)
 from workers.errors import Cancelled, PermanentError
 from workers.material_steps import delete_tokens, fresh_material
 from workers.run import Run
@@ -31,9 +43,17 @@ AGENT_ANNOTATION = "joinops.io/agent-sent"  # on the source's Node: the request 
 
 
 def recheck(run: Run) -> str:
-    verdict = check(run.ask, run.source, run.target, agent_namespace=run.namespace)
+    verdict = check(
+        run.ask,
+        run.source,
+        run.target,
+        agent_namespace=run.namespace,
+        agent_image=run.ctx.settings.agent.image,
+    )
     if not verdict.allowed:
         raise PermanentError(refusal_now(verdict))
+    if run.request.role is Role.CONTROL_PLANE:  # its upload would break another's join
+        certkeys.ensure_free(run.ctx.redis, run.request.target, run.id, run.ctx.clock())
     run.ctx.store.update(run.id, destroys_source=verdict.destroys_source)
     run.request.destroys_source = verdict.destroys_source
     return step_texts.rules_still_allow(verdict.versions or "")
@@ -213,14 +233,14 @@ def _await_agent_start(run: Run) -> None:
         if not _ready_in_source(run):
             within = run.ctx.settings.timeouts.agent_start
             run.progress(
-                "agent", step_texts.agent_start_unknown(run.request.node, within, never.why)
+                "agent", host_texts.agent_start_unknown(run.request.node, within, never.why)
             )
             return
         left = _remove_unstarted_agent(run)
         _agent_not_started(run)
         _annotate(run, None)
         if left:
-            raise PermanentError(f"{never} {step_texts.unstarted_agent_left(left)}") from never
+            raise PermanentError(f"{never} {host_texts.unstarted_agent_left(left)}") from never
         raise
     message = hostprobe.termination_message(pod) if pod is not None else ""
     if message.startswith(agent.NOT_STARTED):
@@ -265,7 +285,8 @@ def _preflight(run: Run) -> None:
     """The quorum guard and cluster-info again, as late as possible (workers.preflight)."""
     request = run.request
     if request.from_control_plane and not request.destroys_source:
-        preflight.check_quorum(run.source, request.node, request.source)
+        etcd_pod = EtcdPod(run.namespace, run.ctx.settings.agent.image)
+        preflight.check_quorum(run.source, request.node, request.source, etcd_pod)
     memory = run.memory("join-material")
     token_id = str(memory.get("token_id", ""))
     token = run.token if run.token is not None and run.token.id == token_id else None
@@ -285,6 +306,9 @@ def cleanup(run: Run) -> str:
     notes: list[str] = []
     request = run.request
     source_gone = request.destroys_source  # its last control plane was reset: the API is gone
+    etcd_member = request.from_control_plane and not source_gone
+    if etcd_member:
+        _quietly_unreachable(lambda: etcdcleanup.remember_old_address(run))
     actions = (
         ()
         if source_gone
@@ -309,6 +333,8 @@ def cleanup(run: Run) -> str:
             action()
         except ClusterUnreachable:
             notes.append(step_texts.leftover(what, request.source))
+    if etcd_member and (said := etcdcleanup.member_left_behind(run)):
+        run.progress("cleanup", said)  # the reset left its etcd member: removed, or what to run
     delete_tokens(run, every=True)
     _label(run)
     certs = approve_serving_certs(run)  # its kubelet's serving certificate; never fails the move
@@ -316,6 +342,13 @@ def cleanup(run: Run) -> str:
     return step_texts.with_serving_certs(
         step_texts.cleaned_up(request, source_gone, notes, checked), certs
     )
+
+
+def _quietly_unreachable(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except ClusterUnreachable:
+        pass  # the clean-up goes on; what needed the source says so itself
 
 
 def _delete_node(source: KubeCluster, node: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from joinops.clusters import watches
 from joinops.clusters.kube import KubeCluster
-from joinops.requests import step_texts
+from joinops.requests import host_texts
 from workers import agent, hostprobe, material
 from workers.errors import PermanentError
 from workers.run import Run
@@ -58,10 +58,10 @@ def check_pods_run(run: Run) -> str:
         material.delete_quietly(target, namespace, "pod", name)
     if problem:
         raise PermanentError(
-            step_texts.pods_cannot_start(node, run.request.target, problem),
-            where=step_texts.pods_cannot_start_where(node, run.request.target, namespace, name),
+            host_texts.pods_cannot_start(node, run.request.target, problem),
+            where=host_texts.pods_cannot_start_where(node, run.request.target, namespace, name),
         )
-    return step_texts.pod_check_passed(node, running.status.pod_ip)
+    return host_texts.pod_check_passed(node, running.status.pod_ip)
 
 
 def _why_not_running(target: KubeCluster, namespace: str, name: str) -> str:
@@ -85,7 +85,7 @@ def _outside_pod_cidr(target: KubeCluster, node: str, address: str) -> str:
     cidrs = list((found.spec.pod_cidrs or []) if found.spec else [])
     if not cidrs or any(_within(address, cidr) for cidr in cidrs):
         return ""
-    return step_texts.pod_address_outside(address, cidrs)
+    return host_texts.pod_address_outside(address, cidrs)
 
 
 def _within(address: str, cidr: str) -> bool:

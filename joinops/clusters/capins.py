@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterNotFound
-from joinops.joinmaterial import BootstrapToken, ca_cert_hash, join_endpoint
+from joinops.joinmaterial import DEFAULT_API_PORT, BootstrapToken, ca_cert_hash, join_endpoint
 from joinops.requests import step_texts
 
 NAMESPACE = "kube-public"
@@ -49,8 +49,9 @@ class ClusterInfo:
         """A pin for every CA certificate in it, in order."""
         return [ca_cert_hash(pem) for pem in self.ca_pems]
 
-    def endpoint(self, control_plane_endpoint: str) -> str:
-        return join_endpoint(control_plane_endpoint, self.server)
+    def endpoint(self, control_plane_endpoint: str, bind_port: int = DEFAULT_API_PORT) -> str:
+        """`bind_port`: the target API server's, for an endpoint written without a port."""
+        return join_endpoint(control_plane_endpoint, self.server, bind_port)
 
     def signed_for(self, token: BootstrapToken) -> bool:
         """Would a node holding `token` trust this cluster-info? (kubeadm's JWS check)"""

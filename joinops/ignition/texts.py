@@ -203,6 +203,11 @@ CERTS_REPLACED = (
     "control-plane Ignition) replaces these certificates and invalidates this file: boot the "
     "host before then."
 )
+CERTS_KEPT = (
+    "While this file is valid, joinops uploads no other certificates to the cluster: a "
+    "control-plane migration or another control-plane Ignition into it is refused until then. "
+    "An upload by hand (`kubeadm init phase upload-certs`) would still replace them."
+)
 
 
 def nothing_created(cluster: str, reason: str) -> str:

@@ -20,6 +20,11 @@ NGINX_START = f"{NGINX_DIR}/start.sh"
 NGINX_UNIT = "ocne-nginx.service"  # the reference CLI's name, so the fleet looks the same
 NGINX_IMAGE = "nginx:1.17.7-1"  # under the byo.yaml's registry (default the reference's)
 VRRP_ROUTER_ID = 51  # must match the cluster's other keepalived instances (the reference's)
+# Says "this host carries joinops's VIP layout": a node agent that moves the host stops and
+# disables keepalived and the local nginx between `kubeadm reset` and `kubeadm join`
+# (workers/hostcleanup.py), and its probe ignores the API port nginx holds until then.
+VIP_MARKER = "/etc/joinops/virtual-ip"
+VIP_UNITS = ("keepalived.service", NGINX_UNIT)
 
 
 def virtual_ip_pieces(
@@ -112,6 +117,9 @@ def virtual_ip_pieces(
         file_entry(KEEPALIVED_CHECK, check, 0o755),
         file_entry(NGINX_CONF, nginx, 0o644),
         file_entry(NGINX_START, start, 0o755),
+        file_entry(
+            VIP_MARKER, f"# joinops: keepalived and {NGINX_UNIT} hold {cluster}'s VIP\n", 0o644
+        ),
     ]
     units = [
         {"name": NGINX_UNIT, "enabled": True, "contents": unit},

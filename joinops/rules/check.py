@@ -16,14 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from joinops.clusters import capins
+from joinops.clusters.etcdmembers import EtcdPod
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterError
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import ClusterFacts, NodeFacts, Role, Version
-from joinops.rules import agentns, podranges, podsafety
+from joinops.rules import agentns, etcdguard, handover, handover_texts, podranges, podsafety
 from joinops.rules import texts as rule_texts
 from joinops.rules.findings import Finding, Severity, ordered, refusals
 from joinops.rules.quorum import unhealthy_peers
+from joinops.settings import DEFAULT_AGENT_IMAGE
 
 
 @dataclass(frozen=True)
@@ -104,10 +106,12 @@ def check(
     reading: TargetReading | None = None,
     agent_namespace: str = agentns.DEFAULT_NAMESPACE,
     agent: agentns.AgentNamespace | Finding | None = None,
+    agent_image: str = DEFAULT_AGENT_IMAGE,
 ) -> Verdict:
     """Every rule for one migration. Unreachable clusters become refusals, not exceptions.
     `reading`: the target as a batch read it once for all its nodes; `agent_namespace`: config
-    agent.namespace; `agent`: that namespace as a batch read it once for the source."""
+    agent.namespace; `agent`: that namespace as a batch read it once for the source;
+    `agent_image`: config agent.image, the etcd member list's pod (a control plane's move)."""
     findings: list[Finding] = []
     node = source_cp = None
     try:
@@ -140,7 +144,10 @@ def check(
             findings.extend(last_cp)
         findings.extend(_node_state(ask, node))
         findings.extend(_etcd_removal(ask, node, source_cp, destroys))
-        findings.extend(_quorum(ask, node, source_cp, source, destroys))
+        if node.is_control_plane and any(cp.name != node.name for cp in source_cp):
+            findings.extend(_handover(source, node, source_cp))  # the source stays
+        etcd_pod = EtcdPod(agent_namespace, agent_image)
+        findings.extend(_quorum(ask, node, source_cp, source, destroys, etcd_pod))
         try:
             pods = podsafety.classify(
                 source, ask.node, podsafety.list_node_pods(source, ask.node)[0]
@@ -207,9 +214,21 @@ def _control_plane_join(ask: MigrationAsk, target: ClusterFacts) -> list[Finding
             )
         ]
     members = len(target.control_planes) + 1
+    found = []
+    if members > handover_texts.MAX_ETCD_MEMBERS:  # etcd's FAQ: at most seven members
+        found.append(_warn("etcd-size", handover_texts.etcd_past_seven(ask.target, members)))
     if members % 2 == 0:
-        return [_warn("etcd-even", rule_texts.etcd_even_after_join(ask.target, members))]
-    return []
+        found.append(_warn("etcd-even", rule_texts.etcd_even_after_join(ask.target, members)))
+    return found
+
+
+def _handover(
+    source: KubeCluster, node: NodeFacts, control_planes: list[NodeFacts]
+) -> list[Finding]:
+    try:
+        return handover.findings(source, node, control_planes)
+    except ClusterError as e:
+        return [_unusable(source.name, e)]
 
 
 def _etcd_removal(
@@ -218,9 +237,10 @@ def _etcd_removal(
     if not node.is_control_plane or destroys:
         return []
     remaining = len([cp for cp in control_planes if cp.name != node.name])
-    if remaining == 1:
-        text = rule_texts.etcd_single_member_left(ask.node, ask.source)
-        return [_warn("etcd-no-fault-tolerance", text)]
+    if remaining == 1 and ask.force:
+        return [_warn("etcd-two-to-one", rule_texts.etcd_two_to_one_forced(ask.node, ask.source))]
+    if remaining == 1:  # etcd's docs: removing a member of a two-member cluster is unsafe
+        return [_refuse("etcd-two-to-one", rule_texts.etcd_two_to_one(ask.node, ask.source))]
     if remaining > 0 and remaining % 2 == 0:
         text = rule_texts.etcd_even_after_removal(ask.node, ask.source, remaining)
         return [_warn("etcd-even", text)]
@@ -242,17 +262,28 @@ def _quorum(
     control_planes: list[NodeFacts],
     source: KubeCluster,
     destroys: bool,
+    etcd_pod: EtcdPod,
 ) -> list[Finding]:
-    """Every other control plane, and its etcd and kube-apiserver, must be Ready."""
-    if not node.is_control_plane or destroys:
-        return []
+    """Every other control plane, and its etcd and kube-apiserver, must be Ready; and every
+    other etcd member, as etcd's own member list shows it (`etcdguard`)."""
+    if not node.is_control_plane or destroys or len(control_planes) < 2:
+        return []  # no other control plane: nothing to list (the last one has its own rule)
     try:
-        problems = unhealthy_peers(source, node.name, control_planes)
+        pods = source.control_plane_pods()
+        problems = unhealthy_peers(source, node.name, control_planes, pods)
     except ClusterError as e:
         return [_unusable(source.name, e)]
-    if not problems:
-        return []
-    return [_refuse("etcd-quorum", rule_texts.quorum_at_risk(ask.node, ask.source, problems))]
+    if problems:  # refused already: no need to ask etcd
+        text = rule_texts.quorum_at_risk(ask.node, ask.source, problems)
+        return [_refuse("etcd-quorum", text)]
+    unread, members = etcdguard.check(source, node.name, control_planes, pods, etcd_pod)
+    if unread:
+        text = rule_texts.etcd_members_unreadable(ask.node, ask.source, unread)
+        return [_refuse("etcd-members-unreadable", text)]
+    if members:
+        text = rule_texts.etcd_members_at_risk(ask.node, ask.source, members)
+        return [_refuse("etcd-members", text)]
+    return []
 
 
 def _kubeadm_minor(ask: MigrationAsk, node: NodeFacts, api: Version) -> list[Finding]:

@@ -78,6 +78,9 @@ def classify(cluster: KubeCluster, node: str, pods: list[Any]) -> NodePods:
     return result
 
 
+MANAGED_BY = "app.kubernetes.io/managed-by"
+
+
 def _sort(pod: Any, daemonsets: set[str], pinned_claims: dict[str, str], result: NodePods) -> None:
     key, phase = pod_key(pod), (pod.status.phase if pod.status else None)
     if pod.metadata.deletion_timestamp is not None:
@@ -90,6 +93,9 @@ def _sort(pod: Any, daemonsets: set[str], pinned_claims: dict[str, str], result:
         return
     if MIRROR_ANNOTATION in (pod.metadata.annotations or {}):
         result.left.append(key)
+        return
+    if (pod.metadata.labels or {}).get(MANAGED_BY) == "joinops":
+        result.left.append(key)  # joinops's own short-lived pods (probes, etcdctl) end alone
         return
     result.evict.append(pod)
     if finished:

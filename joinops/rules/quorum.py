@@ -24,15 +24,19 @@ def mirror_pod_name(component: str, node: str) -> str:
 
 
 def unhealthy_peers(
-    source: KubeCluster, node: str, control_planes: list[NodeFacts] | tuple[NodeFacts, ...]
+    source: KubeCluster,
+    node: str,
+    control_planes: list[NodeFacts] | tuple[NodeFacts, ...],
+    pods: dict[str, bool] | None = None,
 ) -> list[str]:
     """The other control planes (and their static pods) that are not Ready, in words.
+    `pods`: the control-plane mirror pods, when the caller listed them already.
 
     Raises ClusterError when the pods cannot be listed: never allowed by default."""
     others = [cp for cp in control_planes if cp.name != node]
     if not others:
         return []
-    pods = source.control_plane_pods()
+    pods = source.control_plane_pods() if pods is None else pods
     names = [cp.name for cp in control_planes]
     static = [
         component

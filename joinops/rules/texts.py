@@ -109,13 +109,6 @@ def etcd_even_after_join(target: str, members: int) -> str:
     return f"{target} will have {members} etcd members, an even number."
 
 
-def etcd_single_member_left(node: str, source: str) -> str:
-    return (
-        f"Removing control plane `{node}` leaves {source} with one etcd member: no fault "
-        f"tolerance is left, and losing that member stops {source}'s control plane."
-    )
-
-
 def mismatch(what: str, node: str, value: str, target: str, theirs: str) -> str:
     return f"`{node}` has {what} {value}, but {target}'s control planes have {theirs}."
 
@@ -162,6 +155,70 @@ def quorum_at_risk(node: str, source: str, problems: list[str]) -> str:
 
 def quorum_at_risk_now(reason: str) -> str:
     return f"Right before the node agent, the source's control planes were checked again: {reason}"
+
+
+def etcd_members_at_risk(node: str, source: str, problems: list[str]) -> str:
+    return (
+        f"Moving control plane `{node}` out of {source} needs every other etcd member "
+        f"healthy, and {source}'s etcd member list says otherwise: {'; '.join(problems)}. etcd "
+        f"counts its members, not Nodes: with one of them dead, removing `{node}`'s member can "
+        f"leave no majority, and then {source}'s API server stops answering."
+    )
+
+
+def etcd_member_without_node(member: str, command: str) -> str:
+    return (
+        f"member {member} runs on no control-plane Node of the cluster (a reset that could not "
+        f"remove it?); if that host is gone for good, remove it on a healthy control plane: "
+        f"`{command}`"
+    )
+
+
+def etcd_member_node_not_ready(member: str, node: str) -> str:
+    return f"member {member} runs on `{node}`, which is NotReady"
+
+
+def etcd_member_not_started(member: str) -> str:
+    return f"member {member} was added but never started"
+
+
+def etcd_member_unhealthy(member: str) -> str:
+    return f"member {member} does not answer a health check"
+
+
+def etcd_member_learner(member: str) -> str:
+    return f"member {member} is still a learner (a join in progress): it does not vote yet"
+
+
+def etcd_no_reader(source: str) -> str:
+    return f"{source}'s etcd member list: no Ready control plane with a Ready etcd to read it on"
+
+
+def etcd_members_unreadable(node: str, source: str, what: str) -> str:
+    return (
+        f"Cannot tell whether moving control plane `{node}` keeps {source}'s etcd quorum: "
+        f"could not read {source}'s etcd member list ({what}). joinops moves a control plane "
+        f"only when etcd's own members say it is safe. Check that the etcd pods in kube-system "
+        f"are Ready and that joinops may run pods in its agent namespace there, then ask again."
+    )
+
+
+def etcd_two_to_one(node: str, source: str) -> str:
+    return (
+        f"Moving control plane `{node}` takes {source}'s etcd from two members to one, which "
+        f"etcd's documentation calls unsafe: while the member is being removed, the cluster "
+        f"needs both members, and if the removal or the reset goes wrong {source} has no "
+        f"majority left and its API server stops. Add a third control plane to {source} first, "
+        f"or ask again with --force (in Slack: the word `force`) to move it anyway; `force` "
+        f"also lets the drain delete pods no controller recreates."
+    )
+
+
+def etcd_two_to_one_forced(node: str, source: str) -> str:
+    return (
+        f"Forced: moving `{node}` takes {source}'s etcd from two members to one, which etcd "
+        f"calls unsafe; {source} keeps no fault tolerance afterwards."
+    )
 
 
 # --- pods a drain would lose ---

@@ -78,6 +78,33 @@ def certificate_key(cluster: SimCluster, pod: dict[str, Any], text: str) -> str 
     return None
 
 
+def config_has_external_etcd(cluster: SimCluster, pod: dict[str, Any], text: str) -> bool:
+    """Does upload-certs read, with `--config`, a ClusterConfiguration naming an external etcd
+    (from a Secret mounted into the pod)? Then kubeadm uploads its client certificates too
+    (cmd/kubeadm/app/phases/copycerts/copycerts.go: certsToTransfer adds external-etcd-ca.crt,
+    external-etcd.crt and external-etcd.key when etcd.external is set)."""
+    if "--config" not in text.split() and "--config=" not in text:
+        return False
+    namespace = pod["metadata"]["namespace"]
+    for volume in pod.get("spec", {}).get("volumes") or []:
+        secret = (volume.get("secret") or {}).get("secretName")
+        if not secret or not mounted(pod, volume.get("name", "")):
+            continue
+        for value in (cluster.secret_values(namespace, secret) or {}).values():
+            try:
+                docs = list(yaml.safe_load_all(value))
+            except yaml.YAMLError:
+                continue
+            if any(_external_etcd(doc) for doc in docs):
+                return True
+    return False
+
+
+def _external_etcd(doc: Any) -> bool:
+    is_cluster_config = isinstance(doc, dict) and doc.get("kind") == "ClusterConfiguration"
+    return is_cluster_config and bool((doc.get("etcd") or {}).get("external"))
+
+
 def mounted(pod: dict[str, Any], volume_name: str) -> bool:
     for container in pod.get("spec", {}).get("containers") or []:
         if any(m.get("name") == volume_name for m in container.get("volumeMounts") or []):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from kubesim import node_objects, objects
-from kubesim.behaviours import host_probe, join_preflight
+from kubesim.behaviours import etcdctl, host_probe, join_preflight
 from kubesim.behaviours.agent_pods import (
     CERT_FILES,
     CERTS_SECRET,
@@ -21,9 +21,14 @@ from kubesim.behaviours.agent_pods import (
     agent_problems,
     certificate_key,
     command_lines,
+    config_has_external_etcd,
     mounted,
 )
-from kubesim.behaviours.host_cleanup import cleanup_between_reset_and_join, interfaces_deleted
+from kubesim.behaviours.host_cleanup import (
+    cleanup_between_reset_and_join,
+    interfaces_deleted,
+    units_stopped,
+)
 from kubesim.behaviours.join_preflight import JoinAttempt
 from kubesim.entries import Entry
 from kubesim.kubeadm import JoinConfig, find_join_configuration
@@ -46,6 +51,10 @@ class HostAgent:
         text = "\n".join(lines)
         if UPLOAD_CERTS in text:
             self._upload_certs(cluster, host, pod, text)
+            return True
+        if etcdctl.is_etcdctl(text):
+            ok, report = etcdctl.answer(cluster, host, text)
+            self._run_then_finish(cluster, host, pod, ok, report)
             return True
         if host_probe.PREFLIGHT_MARK in text:
             return self._preflight(cluster, host, pod)
@@ -72,9 +81,11 @@ class HostAgent:
         key = certificate_key(cluster, pod, text)
         assert key is not None
         kubelet.set_running(cluster, host, ns, name)
+        with_external_etcd = config_has_external_etcd(cluster, pod, text)
 
         def finish() -> None:
             self._store_certs(cluster, key)
+            cluster.uploaded_external_etcd_certs = with_external_etcd
             kubelet.set_finished(cluster, host, ns, name, True)
             self.world.record_event(cluster.name, "certs-uploaded", host.name, key[:8] + "...")
 
@@ -156,7 +167,8 @@ class HostAgent:
         if config is None:
             ok, report = False, "check preflight: failed no kubeadm JoinConfiguration mounted"
         else:
-            ok, report = host_probe.preflight_report(self.world, host, config)
+            script = "\n".join(command_lines(pod))
+            ok, report = host_probe.preflight_report(self.world, host, config, script)
         self._run_then_finish(cluster, host, pod, ok, report)
         return True
 
@@ -242,6 +254,8 @@ class HostAgent:
                 and h.cluster == cluster.name
             ]
             was_control_plane = host.role == "control-plane"
+            if was_control_plane and others:
+                self._remove_etcd_member(cluster, host)
             host.kubelet_running = False
             host.cluster = None
             host.kubelet_flags = {}  # reset empties /var/lib/kubelet, kubeadm-flags.env too
@@ -259,9 +273,29 @@ class HostAgent:
             for interface in interfaces_deleted(attempt.unit, list(host.interfaces)):
                 del host.interfaces[interface]
                 host.cleaned.append(f"interface {interface}")
+            for unit in units_stopped(attempt.unit, host.files, host.units):
+                host.units[unit] = "disabled"  # stopped now, not started at the next boot
+                host.cleaned.append(f"unit {unit}")
             if was_control_plane and not others:
                 cluster.destroy()
         self.world.schedule(self.world.join_seconds, lambda: self.join(attempt))
+
+    def _remove_etcd_member(self, cluster: SimCluster, host: Host) -> None:
+        """kubeadm reset's remove-etcd-member phase (cmd/kubeadm/app/cmd/phases/reset/
+        removeetcdmember.go): it removes the member only when the host's admin.conf can read
+        kubeadm-config; otherwise, or when etcd refuses (no quorum), it only warns. Either way
+        the data directory is wiped: a member left behind is dead."""
+        member = cluster.etcd.named(host.name)
+        if member is None:
+            return
+        why = (
+            "Unable to fetch the kubeadm-config ConfigMap from cluster"
+            if host.admin_conf_expired
+            else cluster.etcd.remove(member.id)
+        )
+        if why:
+            member.healthy = False
+            self.world.record_event(cluster.name, "etcd-member-left", host.name, why)
 
     def join(self, attempt: JoinAttempt) -> None:
         """``kubeadm join``: register in the target if the join material is valid there."""

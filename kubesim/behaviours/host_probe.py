@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubesim.hosts import CONTROL_PLANE_PORTS, KUBELET_PORT, KUBERNETES_PROCESSES
+from kubesim.hosts import CONTROL_PLANE_PORTS, KUBELET_PORT, KUBERNETES_PROCESSES, VIP_MARKER
 from kubesim.kubeadm import JoinConfig, normalise_endpoint
 
 if TYPE_CHECKING:
@@ -41,12 +41,15 @@ def facts_report(host: Host) -> str:
     )
 
 
-def preflight_report(world: SimWorld, host: Host, config: JoinConfig) -> tuple[bool, str]:
-    """(every check passed, the report)."""
+def preflight_report(
+    world: SimWorld, host: Host, config: JoinConfig, script: str = ""
+) -> tuple[bool, str]:
+    """(every check passed, the report). `script`: the probe pod's command, whose ignore list
+    may name the ports of the unit's own VIP layout (see `_ignored_processes`)."""
     checks = [
         ("endpoint", _endpoint_problem(world, host, config)),
         ("node-ip", _node_ip_problem(host, config)),
-        ("preflight", _kubeadm_problem(host, config)),
+        ("preflight", _kubeadm_problem(host, config, _ignored_processes(host, script))),
     ]
     lines = [
         f"check {name}: {'failed ' + problem if problem else 'ok'}" for name, problem in checks
@@ -78,7 +81,15 @@ def _node_ip_problem(host: Host, config: JoinConfig) -> str:
     return ""
 
 
-def _kubeadm_problem(host: Host, config: JoinConfig) -> str:
+def _ignored_processes(host: Host, script: str) -> frozenset[str]:
+    """The processes whose ports the probe ignores: Kubernetes' own (the reset frees them),
+    and nginx on a host with joinops's VIP marker when the script says so (the unit stops it
+    between reset and join): `nginx) [ -e /host<marker> ] && ignore=...`."""
+    vip = f"nginx) [ -e /host{VIP_MARKER} ]" in script and VIP_MARKER in host.files
+    return KUBERNETES_PROCESSES | ({"nginx"} if vip else set())
+
+
+def _kubeadm_problem(host: Host, config: JoinConfig, ignored: frozenset[str]) -> str:
     if not config.cri_socket and len(host.runtime_sockets) > 1:
         return (
             "found multiple CRI endpoints on the host. Please define which one do you wish to "
@@ -102,7 +113,7 @@ def _kubeadm_problem(host: Host, config: JoinConfig) -> str:
     held = host.held_ports()
     for port in ports:
         process = held.get(port)
-        if process is not None and process not in KUBERNETES_PROCESSES:
+        if process is not None and process not in ignored:
             errors.append(f"[ERROR Port-{port}]: Port {port} is in use")
     if not errors:
         return ""

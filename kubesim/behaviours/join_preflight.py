@@ -46,6 +46,7 @@ def check(world: SimWorld, attempt: JoinAttempt) -> tuple[SimCluster | None, str
         reason = (
             _check_discovery(target, cfg)
             or _check_runtime(cfg, host)
+            or _check_ports(cfg, host)
             or _check_version(target, cfg, host)
             or _check_name(target, cfg, host)
             or (_check_control_plane(target, cfg, world.clock.time()) if cfg.control_plane else "")
@@ -106,6 +107,21 @@ def _check_runtime(cfg: JoinConfig, host: Host) -> str:
     return ""
 
 
+def _check_ports(cfg: JoinConfig, host: Host) -> str:
+    """kubeadm's join preflight, after the reset: a port of the joining control plane still
+    held (nginx of a VIP layout left running) is fatal (cmd/kubeadm/app/preflight/checks.go,
+    PortOpenCheck: "Port N is in use")."""
+    if not cfg.control_plane:
+        return ""
+    held = host.held_ports()
+    if cfg.bind_port in held:
+        return (
+            "[preflight] Some fatal errors occurred: "
+            f"[ERROR Port-{cfg.bind_port}]: Port {cfg.bind_port} is in use"
+        )
+    return ""
+
+
 def _check_version(target: SimCluster, cfg: JoinConfig, host: Host) -> str:
     kubelet = parse_version(host.kubelet_version)
     control_plane = parse_version(target.version)
@@ -155,6 +171,14 @@ def _check_control_plane(target: SimCluster, cfg: JoinConfig, now: float) -> str
         return (
             "error downloading certs: error decoding secret data with provided key: "
             "cipher: message authentication failed"
+        )
+    if target.external_etcd and not target.uploaded_external_etcd_certs:
+        # kubeadm's copycerts: etcd.external in the joining config wants its client certs
+        return (
+            "error downloading certs: the Secret does not include the required certificate "
+            "or key - name: external-etcd.crt, path: "
+            "/etc/kubernetes/pki/apiserver-etcd-client.crt (external etcd: upload-certs ran "
+            "without the cluster's kubeadm configuration)"
         )
     return ""
 

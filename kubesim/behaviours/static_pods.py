@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kubesim import node_objects
+from kubesim.etcd import UNHEALTHY
 from kubesim.hosts import CONTROL_PLANE_LABEL
 from kubesim.resources import NODES, PODS
 
@@ -45,9 +46,18 @@ def _command(component: str, host: Host, version: str, port: int) -> list[str]:
     ]
 
 
+def components(cluster: SimCluster) -> tuple[str, ...]:
+    """A control plane's static pods: no etcd of its own where kubeadm-config names an
+    external etcd (kubeadm writes no etcd.yaml manifest then)."""
+    return tuple(c for c in COMPONENTS if c != "etcd" or not cluster.external_etcd)
+
+
 def add_control_plane_pods(cluster: SimCluster, host: Host, ready: bool) -> None:
-    """Mirror pods of `host`'s etcd and kube-apiserver; Ready when `ready`."""
-    for component in COMPONENTS:
+    """Mirror pods of `host`'s etcd and kube-apiserver; Ready when `ready`. A stacked etcd's
+    member (kubesim.etcd) comes with its etcd: started, voting, healthy when `ready`."""
+    if "etcd" in components(cluster):
+        cluster.etcd.add(host.name, host.internal_ip, healthy=ready)
+    for component in components(cluster):
         name = mirror_pod_name(component, host.name)
         if cluster.store.get(PODS, NAMESPACE, name) is not None:
             cluster.store.remove(PODS, NAMESPACE, name)
@@ -81,6 +91,9 @@ def set_ready(cluster: SimCluster, node: str, ready: bool, component: str | None
         for container in status.get("containerStatuses") or []:
             container["ready"] = ready
 
+    member = cluster.etcd.named(node)
+    if member is not None and component in (None, "etcd"):
+        member.healthy = ready  # its etcd answers health checks while its node runs
     for name in COMPONENTS if component is None else (component,):
         pod = mirror_pod_name(name, node)
         if cluster.store.get(PODS, NAMESPACE, pod) is not None:
@@ -88,9 +101,17 @@ def set_ready(cluster: SimCluster, node: str, ready: bool, component: str | None
 
 
 def finish_control_plane_join(cluster: SimCluster, host: Host) -> None:
-    """The control-plane-join phase: etcd member added, static pods up, node marked."""
+    """The control-plane-join phase: etcd member added, static pods up, node marked. A stacked
+    etcd without quorum refuses the member (kubeadm's join fails in this phase)."""
     with cluster.lock:
         if cluster.hosts.get(host.name) is not host or not host.kubelet_running:
+            return
+        if "etcd" in components(cluster) and not cluster.etcd.has_quorum():
+            cluster.world.record_join_failure(
+                host.name,
+                "error execution phase control-plane-join/etcd: error creating local etcd "
+                f"static pod manifest file: {UNHEALTHY}",
+            )
             return
         host.role = "control-plane"
         add_control_plane_pods(cluster, host, ready=True)
@@ -103,4 +124,5 @@ def finish_control_plane_join(cluster: SimCluster, host: Host) -> None:
                 taints.append(node_objects.control_plane_taint())
 
         cluster.store.mutate(NODES, "", host.name, mark)
-    cluster.world.record_event(cluster.name, "control-plane-joined", host.name, "etcd member added")
+    added = "etcd member added" if "etcd" in components(cluster) else "external etcd"
+    cluster.world.record_event(cluster.name, "control-plane-joined", host.name, added)

@@ -44,7 +44,11 @@ def world() -> Iterator[World]:
 
 @pytest.fixture
 def configured(
-    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, redis_url: str
+    world: World,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    redis_url: str,
+    redis_client: Any,  # flushed: an earlier test's uploads (workers.certkeys) are not this world's
 ) -> World:
     monkeypatch.setenv("JOINOPS_CONFIG", str(write_config(world, tmp_path)))
     monkeypatch.setenv("REDIS_URL", redis_url)

@@ -33,9 +33,11 @@ def test_the_bridge_takes_the_nodes_range_and_refuses_pods_once_the_range_change
         api = client.CoreV1Api(cluster.api_client())
         try:
             events = cluster.wait_for(
-                lambda: api.list_namespaced_event(
-                    "default", field_selector="involvedObject.name=second"
-                ).items
+                lambda: (
+                    api.list_namespaced_event(
+                        "default", field_selector="involvedObject.name=second"
+                    ).items
+                )
             )
         finally:
             api.api_client.close()

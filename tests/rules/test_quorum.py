@@ -46,9 +46,10 @@ def world() -> Iterator[World]:
         yield w
 
 
-def verdict_for(world, tmp_path, node="s-cp-1", source="src", role=Role.CONTROL_PLANE):
+def verdict_for(world, tmp_path, node="s-cp-1", source="src", role=Role.CONTROL_PLANE, force=False):
     registry = registry_for(world, tmp_path)
-    return check(MigrationAsk(node, source, "dst", role), registry.get(source), registry.get("dst"))
+    ask = MigrationAsk(node, source, "dst", role, force)
+    return check(ask, registry.get(source), registry.get("dst"))
 
 
 def refusal_texts(verdict) -> str:
@@ -98,11 +99,21 @@ def test_control_plane_pods_that_cannot_be_listed_refuse_naming_verb_and_resourc
     assert "the credentials for src may not list pods" in refusal_texts(verdict)
 
 
-def test_two_to_one_members_warns_that_no_fault_tolerance_is_left(world, tmp_path):
+def test_two_to_one_members_is_refused_unless_forced(world, tmp_path):
+    """etcd's docs call removing a member from a two-member cluster unsafe."""
     verdict = verdict_for(world, tmp_path, node="d-cp-1", source="duo")
-    assert verdict.allowed
-    warning = next(f for f in verdict.findings if f.code == "etcd-no-fault-tolerance")
-    assert "leaves duo with one etcd member: no fault tolerance is left" in warning.text
+    assert not verdict.allowed
+    refusal = next(f for f in verdict.findings if f.code == "etcd-two-to-one")
+    assert refusal.severity.name == "REFUSAL"
+    assert "from two members to one, which etcd's documentation calls unsafe" in refusal.text
+    assert "the word `force`" in refusal.text  # and what force means
+    assert "delete pods no controller recreates" in refusal.text
+
+    forced = verdict_for(world, tmp_path, node="d-cp-1", source="duo", force=True)
+    assert forced.allowed
+    warning = next(f for f in forced.findings if f.code == "etcd-two-to-one")
+    assert warning.severity.name == "WARNING"
+    assert warning.text.startswith("Forced: moving `d-cp-1` takes duo's etcd from two")
 
 
 def test_a_control_plane_one_minor_behind_is_allowed_with_kubeadms_warning(world, tmp_path):
@@ -112,3 +123,28 @@ def test_a_control_plane_one_minor_behind_is_allowed_with_kubeadms_warning(world
     assert "consider upgrading `s-cp-1` to v1.32 first" in warning.text
     worker = verdict_for(world, tmp_path, node="s-w-1", role=Role.WORKER)
     assert "kubeadm-minor-behind" not in [f.code for f in worker.findings]
+
+
+def test_a_dead_member_no_node_backs_refuses_with_the_command_to_remove_it(world, tmp_path):
+    """etcd counts members, not Nodes: a member a reset left behind (its Node deleted since)."""
+    stale = world.cluster("src").etcd.add("s-cp-0", "10.250.0.9", healthy=False)
+    verdict = verdict_for(world, tmp_path)
+    assert [f.code for f in verdict.findings if f.severity.name == "REFUSAL"] == ["etcd-members"]
+    text = refusal_texts(verdict)
+    assert f"member s-cp-0 ({stale.id:x}, https://10.250.0.9:2380) runs on no control-plane" in text
+    assert f"--endpoints=https://127.0.0.1:2379 member remove {stale.id:x}`" in text
+
+    with world.lock:
+        world.cluster("src").etcd.remove(stale.id)
+    assert verdict_for(world, tmp_path).allowed
+
+
+def test_an_unreadable_member_list_refuses_naming_what_could_not_be_read(world, tmp_path):
+    world.cluster("src").rbac.deny("create", "pods", namespace="joinops-system")
+    verdict = verdict_for(world, tmp_path)
+    assert [f.code for f in verdict.findings if f.severity.name == "REFUSAL"] == [
+        "etcd-members-unreadable"
+    ]
+    text = refusal_texts(verdict)
+    assert "could not read src's etcd member list (the etcdctl pod on `s-cp-2`" in text
+    assert "may not create pods" in text

@@ -21,6 +21,7 @@ from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
 from joinops.settings import parse_duration
+from workers import certkeys
 from workers.context import EngineContext, current
 from workers.errors import PermanentError
 from workers.ignition.create import create, delete_token_quietly, token_description
@@ -106,6 +107,8 @@ def _make(ctx: EngineContext, request: Request) -> str:
         previous = request.extra.get(ir.TOKEN_ID)
         if previous:
             delete_token_quietly(cluster, previous)
+        if prepared.control_plane:  # never overwrite a key another join relies on
+            certkeys.ensure_free(ctx.redis, request.target, request.id, ctx.clock())
         ctx.store.update(request.id, **{"x:" + ir.TOKEN_ID: prepared.token.id})
         created = create(
             cluster,
@@ -115,6 +118,10 @@ def _make(ctx: EngineContext, request: Request) -> str:
             description=token_description(f"{request.requester} ({request.id})"),
             clock=ctx.clock,
         )
+        if created.certs_expire_at:  # relied on while the file can join, never longer
+            certkeys.record(
+                ctx.redis, request.target, request.id, certkeys.IGNITION, created.valid_until
+            )
     finally:
         if locks is not None:
             locks.release()

@@ -87,7 +87,10 @@ def prepare(cluster: KubeCluster, ask: IgnitionAsk) -> Prepared:
     if control_plane and not ready:
         raise Refused(texts.no_ready_control_plane(cluster.name))
     info = _cluster_info(cluster)
-    endpoint = info.endpoint(facts.control_plane_endpoint)
+    # an endpoint without a port takes the API server's bind port, as kubeadm's does
+    endpoint = info.endpoint(
+        facts.control_plane_endpoint, cluster.api_server_port() or DEFAULT_API_PORT
+    )
     token = new_bootstrap_token()
     certificate_key = new_certificate_key() if control_plane else None
     byo = ask.byo.config if ask.byo else None
