@@ -215,13 +215,17 @@ def test_a_worker_ignition_file_and_the_thread_record_who_asked_and_approved(bot
 
 
 def test_an_ignition_job_that_fails_says_why_in_the_thread_and_sends_nothing(bot, world):
-    cluster = world.cluster("clusterB")
+    # `pair`, not clusterB: a control-plane file into clusterB made earlier in this module holds
+    # its certificate key, and this one must fail at the upload pod, not before it
+    cluster = world.cluster("pair")
     cluster.faults.add(status=403, method="POST", path_contains="/pods", times=1)
-    bot.slash("ignition clusterB as cp")
+    bot.slash("ignition pair as cp")
     request = bot.request_from_message(bot.wait_message(timeout=20))
     bot.approve(request.id)
     replies = bot.wait_thread(request.id, _ended, timeout=30)
+    cluster.faults.clear()  # the module's world is shared: nothing armed is left behind
     assert replies[-1].startswith(f":red_circle: <@{REQUESTER}> No Ignition file: ")
+    assert "may not create pods" in replies[-1]  # the upload pod, refused
     assert f"`/join retry {request.id}` asks for approval again" in replies[-1]
     assert bot.request(request.id).state is State.FAILED
     bot.wait_root(request.id, lambda t: "No Ignition file; the thread says why" in t)
