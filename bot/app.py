@@ -108,6 +108,7 @@ def build_app(
     )
     app.use(middleware.drop_slack_retries)
     app.use(middleware.refuse_malformed)
+    app.use(middleware.answer_in_thread)
     watch = store_watch or StoreWatch(StoreProbe(settings.secrets.redis_url))
     app.use(StoreCheck(watch, settings.cluster_names, executor).check)
     app.use(Access(ctx, executor).check)

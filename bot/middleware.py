@@ -8,6 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
+from slack_bolt.context import BoltContext
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
@@ -23,11 +24,36 @@ def drop_slack_retries(
     """Slack redelivers when an answer was slow (`X-Slack-Retry-Num`); the first delivery is
     already being handled, so a redelivery is acknowledged and dropped: never a second request.
     """
-    retry = request.headers.get("x-slack-retry-num")
-    if retry:
+    attempt = _retry_attempt(request)
+    if attempt > 0:  # Socket Mode sends `0` with a first delivery
         reason = (request.headers.get("x-slack-retry-reason") or ["?"])[0]
-        log.info("dropped Slack redelivery #%s (%s)", retry[0], reason)
+        log.info("dropped Slack redelivery #%s (%s)", attempt, reason)
         return BoltResponse(status=200, body="", headers={"x-slack-no-retry": "1"})
+    return next()
+
+
+def _retry_attempt(request: BoltRequest) -> int:
+    values = request.headers.get("x-slack-retry-num") or []
+    try:
+        return int(values[0]) if values else 0
+    except ValueError:
+        return 1  # a redelivery whose number does not parse is still a redelivery
+
+
+def answer_in_thread(
+    body: dict[str, Any], context: BoltContext, next: Callable[[], BoltResponse]
+) -> BoltResponse | None:
+    """A click on a message inside a thread is answered in that thread, not at the channel's
+    root: every `respond` of the click gets the thread's ts unless it names one itself."""
+    respond = context.get("respond")
+    thread = payloads.clicked_in_thread(body)
+    if respond is not None and thread:
+
+        def in_thread(*args: Any, **kwargs: Any) -> Any:
+            kwargs.setdefault("thread_ts", thread)
+            return respond(*args, **kwargs)
+
+        context["respond"] = in_thread
     return next()
 
 

@@ -52,6 +52,18 @@ def click_channel(body: dict[str, Any]) -> str | None:
     return str(found) if found else None
 
 
+def clicked_in_thread(body: dict[str, Any]) -> str | None:
+    """The thread's ts when the clicked message is a reply inside a thread (its `thread_ts` is
+    not its own `ts`); None for a click elsewhere, a thread's root included."""
+    if not is_block_actions(body):
+        return None
+    message = body.get("message")
+    if not isinstance(message, dict):
+        return None
+    thread, ts = message.get("thread_ts"), message.get("ts")
+    return str(thread) if thread and thread != ts else None
+
+
 def problem(body: Any) -> str | None:
     """What is wrong with a body the bot would act on; None when it is fine (or not ours)."""
     if not isinstance(body, dict):

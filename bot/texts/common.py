@@ -24,9 +24,12 @@ def quote(word: str, limit: int = 60) -> str:
 
 
 def at(timestamp: float) -> str:
-    """A time each reader sees in their own time zone (UTC HH:MM where Slack cannot)."""
-    utc = datetime.fromtimestamp(timestamp, UTC).strftime("%H:%M")
-    return f"<!date^{int(timestamp)}^{{time}}|{utc} UTC>"
+    """A time each reader sees in their own time zone (UTC HH:MM where Slack cannot); with its
+    date (`on`) when it is not today in UTC — a 3-day loan is not "until 14:00"."""
+    when = datetime.fromtimestamp(timestamp, UTC)
+    if when.date() != datetime.now(UTC).date():
+        return on(timestamp)
+    return f"<!date^{int(timestamp)}^{{time}}|{when.strftime('%H:%M')} UTC>"
 
 
 def user(user_id: str) -> str:

@@ -12,7 +12,7 @@ from slack_sdk import WebClient
 from bot.authz import GroupMembers, lookup_client
 from joinops.requests.audit import Action, AuditLog
 from joinops.requests.lifecycle import State
-from slacksim.signing import deliver, slash_command_body
+from slacksim.signing import block_actions_body, deliver, slash_command_body
 from tests.bot.harness import (
     APPROVER,
     APPROVER2,
@@ -202,3 +202,23 @@ def test_a_group_in_use_is_listed_again_in_the_background_before_it_expires(sim)
     assert members.known_member_of(APPROVER2, [GROUP]) is True
     now[0] = 200.0  # not used for longer than the ttl: unsettled again
     assert members.known(GROUP) is None
+
+
+def test_a_click_on_a_message_inside_a_thread_is_answered_in_that_thread(guarded):
+    """Slack posts a response_url answer where `thread_ts` says; without it, at the channel's
+    root, far from the button that was clicked."""
+    rid = "thread-click"
+    url = guarded.sim.response_url(rid, channel=CHANNEL, user=STRANGER, message_ts="200.000002")
+    reply = {"type": "message", "ts": "200.000002", "thread_ts": "100.000001", "text": ""}
+    body = block_actions_body(
+        action_id="join_cancel",
+        value="req-00000000",
+        user_id=STRANGER,
+        message_ts="200.000002",
+        response_url=url,
+        message=reply,
+    )
+    assert deliver(guarded.events_url, body, SECRET).status == 200
+    answer = until(lambda: guarded.sim.responses(rid), 30)[0]
+    assert "only the configured requesters may" in answer["text"]
+    assert answer["thread_ts"] == "100.000001"

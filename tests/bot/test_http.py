@@ -54,6 +54,15 @@ def test_a_slack_redelivery_creates_nothing(bot):
     assert len(bot.sim.calls_to("chat.postMessage")) == 1
 
 
+def test_a_first_delivery_numbered_zero_is_handled(bot):
+    """Socket Mode hands bolt `retry_attempt` 0 as `X-Slack-Retry-Num: 0` with a first delivery
+    (slack_bolt/adapter/socket_mode/internals.py): it is not a redelivery."""
+    delivery, _ = bot.slash("a-w-1 from clusterA to clusterB", retry_num=0)
+    assert delivery.headers.get("x-slack-no-retry") is None
+    bot.request_from_message(bot.wait_message())
+    assert len(bot.ctx.store.recent(10)) == 1
+
+
 def test_malformed_bodies_get_4xx_never_a_traceback(bot):
     unparsable = b"payload=%7Bnot-json"
     delivery = deliver(bot.events_url, unparsable, SECRET)
