@@ -23,7 +23,7 @@ from typing import Any
 
 from slack_bolt.context import BoltContext
 
-from bot import batch_record, grammar, loans, parsed
+from bot import batch_record, grammar, loans, parsed, payloads
 from bot.access import SETTLE
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
@@ -136,6 +136,10 @@ class SlashCommands:
         if route is None:
             ack_with(ack, usage_texts.help_text())
             return
+        conversation = payloads.private_conversation(command)
+        if route.opens_request and conversation:
+            ack_with(ack, answers_texts.not_in_a_conversation(conversation))
+            return  # a request is posted where it is typed: approvers would never see it here
         ack_with(ack, route.ack_text(typed))
         if route.work is not None:
             user, channel = str(command["user_id"]), str(command["channel_id"])

@@ -64,6 +64,17 @@ def clicked_in_thread(body: dict[str, Any]) -> str | None:
     return str(thread) if thread and thread != ts else None
 
 
+def private_conversation(command: dict[str, Any]) -> str:
+    """ "a direct message" or "a group direct message" when a slash command was typed in one
+    (its channel id starts with D; a group DM's name with `mpdm-`), else ""."""
+    channel, name = str(command.get("channel_id") or ""), str(command.get("channel_name") or "")
+    if channel.startswith("D") or name == "directmessage":
+        return "a direct message"
+    if name.startswith("mpdm-"):
+        return "a group direct message"
+    return ""
+
+
 def problem(body: Any) -> str | None:
     """What is wrong with a body the bot would act on; None when it is fine (or not ours)."""
     if not isinstance(body, dict):

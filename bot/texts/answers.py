@@ -24,6 +24,15 @@ def cannot_post(channel: str, error: str) -> str:
     )
 
 
+def not_in_a_conversation(where: str) -> str:
+    return (
+        f"Requests are posted where they are asked, for the approvers to see, and {where} is no "
+        "place for that: nothing was asked. Type the same `/join` in a channel where I am "
+        "(`/invite @joinops` there first if I am not). `help`, `list`, `status` and `loans` "
+        "work here."
+    )
+
+
 def too_many_open(open_now: int, limit: int) -> str:
     return (
         f"You have {open_now} requests open, the most one person may have at once "
