@@ -99,7 +99,8 @@ def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
     if state == "approved":
         return request_texts.approved_reply(request.decided_by, at, requester)
     if state == "pending":
-        return request_texts.retry_reply(request.extra.get("retried_by", ""), at)
+        retried_by = request.extra.get("retried_by", "")
+        return request_texts.retry_reply(retried_by, at, ctx.settings.approvers)
     if state == "rejected":
         return request_texts.rejected_reply(request.decided_by, at, requester)
     if state == "succeeded":

@@ -219,10 +219,13 @@ def approved_reply(user_id: str, timestamp: float, requester: str) -> str:
     )
 
 
-def retry_reply(user_id: str, timestamp: float) -> str:
+def retry_reply(user_id: str, timestamp: float, approvers: Sequence[str]) -> str:
+    """A new reply, so that mentioning the approvers notifies them (an edit of the request's
+    message that adds mentions notifies nobody)."""
     return (
         f"Retry asked by {user(user_id)} at {at(timestamp)}: waiting for an approver again "
         "(the buttons are back on the request above). Steps that succeeded are not run again."
+        f"{approvers_asked(approvers)}"
     )
 
 

@@ -226,7 +226,9 @@ def test_retry_after_a_drain_timeout_resumes_and_succeeds(bot, world):
         ("join_reject", request.id),
         ("join_cancel", request.id),
     ]
-    bot.wait_thread(request.id, lambda r: r[-1].startswith("Retry asked by"))
+    retried = bot.wait_thread(request.id, lambda r: r[-1].startswith("Retry asked by"))[-1]
+    # a new reply, not only the edited message: mentioning the approvers there notifies them
+    assert f"Approvers: <@{APPROVER}>, <@{APPROVER2}>" in retried
 
     bot.approve(request.id, APPROVER2)
     replies = bot.wait_thread(request.id, lambda r: r[-1].startswith(":tada:"))
