@@ -7,6 +7,8 @@
   liveness: restarting the bot does not bring Redis back, and the bot answers "cannot take
   requests right now" while it is gone.
 - `GET /readyz`: 200 when live, connected now, and Redis answers a PING (bot/availability.py).
+  In HTTP mode `serve` gives no Redis check: ready is live (out of the Service, Slack would
+  answer `dispatch_failed`; in it, the bot answers a Redis outage itself).
 
 503 with the reason as text otherwise. A tiny stdlib server on its own thread: the probes must
 answer even when every HTTP thread of the Slack side is busy.

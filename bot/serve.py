@@ -153,7 +153,9 @@ def run(
         HealthServer(
             Health(
                 relay_alive=lambda: bot.relay.alive,
-                store=StoreProbe(settings.secrets.redis_url).problem,
+                # HTTP mode: ready as long as live. A bot out of the Service during a Redis
+                # outage leaves Slack with `dispatch_failed`; in it, it answers the outage itself
+                store=StoreProbe(settings.secrets.redis_url).problem if socket else lambda: None,
                 down_for=socket.down_for if socket is not None else None,
             ),
             host,

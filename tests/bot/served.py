@@ -40,8 +40,16 @@ class ServedBot:
     the health server's)."""
 
     def __init__(
-        self, config: Path, sim: SlackSim, redis_url: str, log: Path, *, socket: bool = False
+        self,
+        config: Path,
+        sim: SlackSim,
+        redis_url: str,
+        log: Path,
+        *,
+        socket: bool = False,
+        health: bool = False,
     ) -> None:
+        """`health`: HTTP mode with `--health-port` too (`health_url`)."""
         self.log = log
         self.url = f"http://127.0.0.1:{free_port()}"
         env = {
@@ -55,6 +63,9 @@ class ServedBot:
         env.pop("SLACK_APP_TOKEN", None)
         port = self.url.rsplit(":", 1)[1]
         args = ["serve", "--http", "--host", "127.0.0.1", "--port", port]
+        self.health_url = f"http://127.0.0.1:{free_port()}" if health else ""
+        if health:
+            args += ["--health-port", self.health_url.rsplit(":", 1)[1]]
         if socket:
             env["SLACK_APP_TOKEN"] = sim.app_token
             args = ["serve", "--host", "127.0.0.1", "--health-port", port]

@@ -3,13 +3,17 @@ without what its mode needs."""
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
+
 import pytest
 
 from cli import main
 from slacksim.signing import slash_command_body
-from tests.bot.harness import ack_text
+from tests.bot.harness import ack_text, until
 from tests.bot.served import ServedBot
 from tests.support.clusters import write_config
+from tests.support.faults import RedisServer
 
 
 def test_serve_http_answers_slack_and_stops_on_sigterm(world, sim, redis_url, tmp_path):
@@ -41,3 +45,35 @@ def test_serve_is_a_command(argv, capsys):
     with pytest.raises(SystemExit):
         main(argv)
     assert "--http" in capsys.readouterr().out
+
+
+def test_in_http_mode_a_redis_outage_leaves_the_bot_ready(world, sim, tmp_path):
+    """Out of the Service, Slack would get `dispatch_failed` for every command; in it, the bot
+    answers "cannot take requests right now" itself (tests/bot/test_store_down.py)."""
+    redis = RedisServer(tmp_path / "redis")
+    redis.start()
+    bot = ServedBot(
+        write_config(world, tmp_path), sim, redis.url, tmp_path / "serve.log", health=True
+    )
+    try:
+        assert _get(bot.health_url + "/readyz") == (200, "ok")
+        redis.shutdown()
+        # the bot has noticed (its own /healthz says so), and still takes Slack's requests
+        until(lambda: _get(bot.url + "/healthz")[0] == 503, 30)
+        assert _get(bot.health_url + "/readyz") == (200, "ok")
+        url = sim.response_url("while-down", channel="C0JOINOPS1", user="U0USER0001")
+        answer = bot.deliver(slash_command_body(text="list", response_url=url))
+        said = ack_text(answer) or until(lambda: sim.responses("while-down"), 30)[0]["text"]
+        assert "queue/state store" in said  # the bot's own answer, not Slack's dispatch_failed
+        assert _get(bot.health_url + "/livez") == (200, "ok")
+    finally:
+        bot.stop()
+        redis.stop()
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
