@@ -12,6 +12,7 @@ from slack_sdk import WebClient
 from bot.authz import Approvers, GroupMembers, lookup_client
 from bot.checks import Checks
 from bot.people import People, why_refused
+from bot.token_state import TokenState
 from joinops.clusters.registry import ClusterRegistry
 from joinops.requests.audit import AuditLog
 from joinops.requests.events import RedisEventLog
@@ -34,6 +35,7 @@ class BotContext:
     members: GroupMembers  # user groups' members, for approvers and requesters alike
     checks: Checks  # the cluster work behind a command, asked of a worker
     people: People  # who is a guest or from another organisation (users.info)
+    token: TokenState  # does Slack still accept the bot token (bot/token_state.py)
     clock: Callable[[], float] = field(default=time.time)
 
     @classmethod
@@ -60,6 +62,7 @@ class BotContext:
             members=members,
             checks=Checks(redis_client, settings.timeouts.check.total_seconds()),
             people=People(lookup_client(client)),
+            token=getattr(client, "token_state", None) or TokenState(),
             clock=clock,
         )
 

@@ -1,9 +1,11 @@
 """The bot's health endpoints (`joinops serve --health-port N`), for Kubernetes' probes.
 
 - `GET /livez`: 200 while the process can do its job by itself — the relay thread (which posts
-  every reply in the threads) is alive, and in Socket Mode the link to Slack is up or has been
-  down less than `grace` seconds (the SDK reconnects by itself after a dropped link or a refresh
-  request; a link down longer is a stuck client, and a restart fixes it). Redis is not part of
+  every reply in the threads) is alive, Slack accepts the bot token (bot/token_state.py: a
+  revoked token fails it, so that a restart picks up a new one), and in Socket Mode the link
+  to Slack is up or has been down less than `grace` seconds (the SDK reconnects by itself after
+  a dropped link or a refresh request; a link down longer is a stuck client, and a restart
+  fixes it). Redis is not part of
   liveness: restarting the bot does not bring Redis back, and the bot answers "cannot take
   requests right now" while it is gone.
 - `GET /readyz`: 200 when live, connected now, and Redis answers a PING (bot/availability.py).
@@ -41,8 +43,10 @@ class Health:
         store: Callable[[], str | None] = lambda: None,
         down_for: Callable[[], float | None] | None = None,
         grace: float = GRACE,
+        token: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.relay_alive = relay_alive
+        self.token = token
         self.store = store
         self.down_for = down_for
         self.grace = grace
@@ -50,6 +54,9 @@ class Health:
     def live_problem(self) -> str | None:
         if not self.relay_alive():
             return "relay stopped"
+        refused = self.token()
+        if refused is not None:
+            return refused  # a restart picks up a new token from its Secret
         down = self.down_for() if self.down_for is not None else None
         if down is not None and down > self.grace:
             return f"Socket Mode link down for {down:.0f} s (more than {self.grace:g} s)"

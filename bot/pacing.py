@@ -25,7 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.slack_response import SlackResponse
+
+from bot.token_state import FATAL, TokenState
 
 MARGIN = 0.9  # of Slack's documented rate
 
@@ -140,13 +143,24 @@ class Pacing:
 class PacedWebClient(WebClient):
     """A WebClient whose every Web API call first takes a token from the shared `Pacing`."""
 
-    def __init__(self, *args: Any, pacing: Pacing, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, pacing: Pacing, token_state: TokenState | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.pacing = pacing
+        self.token_state = token_state or TokenState()
 
     def api_call(self, api_method: str, **kwargs: Any) -> SlackResponse:
         self.pacing.acquire(api_method, _channel(kwargs))
-        return super().api_call(api_method, **kwargs)
+        try:
+            answer = super().api_call(api_method, **kwargs)
+        except SlackApiError as e:
+            error = str(e.response.get("error") or "")
+            if error in FATAL:
+                self.token_state.refused(error)
+            raise
+        self.token_state.accepted()
+        return answer
 
 
 def _channel(kwargs: dict[str, Any]) -> str | None:

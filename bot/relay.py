@@ -46,7 +46,7 @@ from bot.context import BotContext
 from bot.ignition import Ignitions
 from bot.lanes import Lanes
 from bot.loans import Loans
-from bot.message import RequestMessages
+from bot.message import SLACK_ERRORS, RequestMessages
 from bot.pacing import PacedWebClient
 from bot.refresher import Refresher
 from bot.relay_ledger import DONE, POSTED, Ledger
@@ -116,6 +116,9 @@ def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
     return None
 
 
+TOKEN_PROBE_EVERY = 10.0  # seconds between auth.test calls while Slack refuses the token
+
+
 class Relay:
     def __init__(
         self,
@@ -126,6 +129,7 @@ class Relay:
         block_ms: int = 1000,
         progress_every: float = 2.0,
         batch_every: float = 5.0,
+        token_probe_every: float = TOKEN_PROBE_EVERY,
     ) -> None:
         self.ctx = ctx
         self.messages = RequestMessages(ctx)
@@ -141,6 +145,8 @@ class Relay:
         self.group = group
         self.block_ms = block_ms
         self.progress_every = progress_every
+        self.token_probe_every = token_probe_every
+        self._kept = threading.Event()  # entries left pending while Slack refused the token
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._taken: set[str] = set()  # entries on a lane, not yet done
@@ -186,6 +192,12 @@ class Relay:
                 if time.monotonic() - last_claim > STALE_MS / 1000:
                     last_claim = time.monotonic()
                     self._take_stale()
+                if self.ctx.token.problem() is not None:
+                    self._wait_for_the_token()
+                    continue
+                if self._kept.is_set():  # accepted again (by any call): what waited goes first
+                    self._kept.clear()
+                    self._resume()
                 if time.monotonic() - last_files > FILES_EVERY:
                     last_files = time.monotonic()
                     self._expired_files()
@@ -207,6 +219,17 @@ class Relay:
             except Exception:  # a Redis or Slack hiccup must not end the relay
                 log.exception("relay: pass failed")
                 self._stop.wait(1.0)
+
+    def _wait_for_the_token(self) -> None:
+        """Read nothing new while Slack refuses the token; ask it again now and then (an
+        accepted call clears the token's state)."""
+        self._stop.wait(self.token_probe_every)
+        if self._stop.is_set():
+            return
+        try:
+            self.ctx.client.auth_test()
+        except SLACK_ERRORS:
+            pass
 
     def _recover_group(self) -> None:
         try:
@@ -306,7 +329,12 @@ class Relay:
         return request.channel if request is not None and request.channel else "-"
 
     def _relay(self, entry_id: str, event: Event, before: str | None) -> None:
-        """On the lane: deliver the event, then record it done and acknowledge it."""
+        """On the lane: deliver the event, then record it done and acknowledge it — unless
+        Slack refuses the token: then it stays pending, and so does every entry after it, to be
+        delivered in order once the token works (`_resume`)."""
+        if self._kept.is_set():
+            self._taken.discard(entry_id)
+            return  # an earlier entry waits: this one is not said before it
         try:
             with request_context(event.request_id):
                 self.deliver(event, entry_id=entry_id, posted=before == POSTED)
@@ -314,6 +342,9 @@ class Relay:
             log.exception("relay: entry %s of %s was not relayed", entry_id, event.request_id)
         finally:
             self._taken.discard(entry_id)
+        if self.ctx.token.problem() is not None:
+            self._kept.set()  # not said in Slack: kept, in order, for when the token works again
+            return
         self.ledger.done(entry_id)
         self.ctx.redis.xack(GLOBAL_STREAM, self.group, entry_id)
 

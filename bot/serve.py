@@ -153,6 +153,7 @@ def run(
         HealthServer(
             Health(
                 relay_alive=lambda: bot.relay.alive,
+                token=bot.ctx.token.problem,
                 # HTTP mode: ready as long as live. A bot out of the Service during a Redis
                 # outage leaves Slack with `dispatch_failed`; in it, it answers the outage itself
                 store=StoreProbe(settings.secrets.redis_url).problem if socket else lambda: None,
@@ -168,13 +169,13 @@ def run(
     arrivals = ArrivalWatcher(bot.ctx).start() if settings.arrivals else None
     try:
         if http:
-            secret = settings.secrets.slack_signing_secret
+            secret, redis_url = settings.secrets.slack_signing_secret, settings.secrets.redis_url
             assert secret is not None
             wsgi = SlackWsgi(
                 bot.app,
                 secret.get_secret_value(),
                 healthy=lambda: bot.relay.alive,
-                ready=StoreProbe(settings.secrets.redis_url).problem,
+                ready=_first_problem(bot.ctx.token.problem, StoreProbe(redis_url).problem),
             )
             server = HttpServer(wsgi, host, port, threads).start()
             log.info("joinops bot: HTTP on %s:%d, POST /slack/events", host, server.port)
@@ -205,3 +206,7 @@ def _stop_on_signals(stop: Callable[[], object]) -> None:
 
     signal.signal(signal.SIGTERM, handle)
     signal.signal(signal.SIGINT, handle)
+
+
+def _first_problem(*checks: Callable[[], str | None]) -> Callable[[], str | None]:
+    return lambda: next((p for p in (check() for check in checks) if p is not None), None)

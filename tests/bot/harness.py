@@ -218,7 +218,7 @@ class BotHarness:
                 self.app,
                 SECRET,
                 healthy=lambda: self.relay.alive,
-                ready=StoreProbe(redis_url).problem,
+                ready=lambda: self.ctx.token.problem() or StoreProbe(redis_url).problem(),
             ),
             "127.0.0.1",
             0,
