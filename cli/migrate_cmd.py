@@ -103,6 +103,7 @@ def _run_one(args: argparse.Namespace) -> int:
         registry.get(ask.source),
         registry.get(ask.target),
         agent_namespace=settings.agent.namespace,
+        agent_image=settings.agent.image,
     )
     print(render(verdict))
     if not verdict.allowed:
@@ -150,6 +151,7 @@ def _run_batch(args: argparse.Namespace) -> int:
             force=args.force,
             max_nodes=limit,
             agent_namespace=settings.agent.namespace,
+            agent_image=settings.agent.image,
         )
     else:
         plan = batches.plan_nodes(
@@ -161,6 +163,7 @@ def _run_batch(args: argparse.Namespace) -> int:
             force=args.force,
             max_nodes=limit,
             agent_namespace=settings.agent.namespace,
+            agent_image=settings.agent.image,
         )
     print(batches.render(plan))
     if not plan.allowed:

@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
         registry.get(ask.source),
         registry.get(ask.target),
         agent_namespace=settings.agent.namespace,
+        agent_image=settings.agent.image,
     )
     print(json.dumps(verdict_json(verdict), indent=2) if args.json else render(verdict))
     return 0 if verdict.allowed else 1

@@ -40,7 +40,7 @@ def plan_nodes(
     nodes: list[str], source: str | None, target: str, role: Role, force: bool, max_nodes: int
 ) -> Answer:
     ctx = context.current()
-    registry, namespace = ctx.clusters, ctx.settings.agent.namespace
+    registry, agent = ctx.clusters, ctx.settings.agent
     return Answer.of(
         lambda: batches.plan_nodes(
             nodes,
@@ -50,17 +50,24 @@ def plan_nodes(
             registry,
             force=force,
             max_nodes=max_nodes,
-            agent_namespace=namespace,
+            agent_namespace=agent.namespace,
+            agent_image=agent.image,
         )
     )
 
 
 def plan_all(source: str, target: str, force: bool, max_nodes: int) -> Answer:
     ctx = context.current()
-    registry, namespace = ctx.clusters, ctx.settings.agent.namespace
+    registry, agent = ctx.clusters, ctx.settings.agent
     return Answer.of(
         lambda: batches.plan_all(
-            source, target, registry, force=force, max_nodes=max_nodes, agent_namespace=namespace
+            source,
+            target,
+            registry,
+            force=force,
+            max_nodes=max_nodes,
+            agent_namespace=agent.namespace,
+            agent_image=agent.image,
         )
     )
 

@@ -174,6 +174,7 @@ def _make_return(ctx: EngineContext, loan: Loan) -> str:
             ctx.clusters.get(ask.source),
             ctx.clusters.get(ask.target),
             agent_namespace=ctx.settings.agent.namespace,
+            agent_image=ctx.settings.agent.image,
         )
     except ConfigError as e:
         return _overdue(ctx, loan, loan_texts.refused_return(str(e), loan.home))

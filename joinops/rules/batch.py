@@ -30,6 +30,7 @@ from joinops.rules.check import (
 )
 from joinops.rules.findings import Finding, Severity, ordered, refusals
 from joinops.rules.locate import Listed, locate
+from joinops.settings import DEFAULT_AGENT_IMAGE
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ def plan_nodes(
     force: bool = False,
     max_nodes: int | None = None,
     agent_namespace: str = DEFAULT_NAMESPACE,
+    agent_image: str = DEFAULT_AGENT_IMAGE,
 ) -> BatchPlan:
     """`/join n1 n2 n3 [from SRC] to DST`: each node's source is looked up when not given.
     More than `max_nodes` is a UsageError before any cluster is read."""
@@ -93,7 +95,9 @@ def plan_nodes(
     asks = [MigrationAsk(n, sources[n], target, role, force) for n in nodes if n in sources]
     for ask in asks:
         validate_ask(ask, registry.names)
-    return _judge(asks, target, registry, findings, force, listed, agent_namespace=agent_namespace)
+    return _judge(
+        asks, target, registry, findings, force, listed, None, agent_namespace, agent_image
+    )
 
 
 def check_size(count: int, max_nodes: int | None, source: str = "") -> None:
@@ -109,6 +113,7 @@ def plan_all(
     force: bool = False,
     max_nodes: int | None = None,
     agent_namespace: str = DEFAULT_NAMESPACE,
+    agent_image: str = DEFAULT_AGENT_IMAGE,
 ) -> BatchPlan:
     """`/join all from SRC to DST`: every node; control planes keep their role if they can.
     A source of more than `max_nodes` nodes is a UsageError once its nodes are listed."""
@@ -144,7 +149,7 @@ def plan_all(
         "node-role.kubernetes.io/control-plane" in (n.metadata.labels or {}) for n in listing.items
     )
     whole = _dismantles_etcd(source, planes, force)
-    plan = _judge(asks, target, registry, whole, force, None, reading, agent_namespace)
+    plan = _judge(asks, target, registry, whole, force, None, reading, agent_namespace, agent_image)
     return _said(plan, demoted, members)
 
 
@@ -208,6 +213,7 @@ def _judge(
     listed: dict[str, Listed] | None = None,
     reading: TargetReading | None = None,
     agent_namespace: str = DEFAULT_NAMESPACE,
+    agent_image: str = DEFAULT_AGENT_IMAGE,
 ) -> BatchPlan:
     into = registry.get(target)
     reading = reading or read_target(into)  # once for the batch, not once per node
@@ -216,7 +222,7 @@ def _judge(
 
     def one(ask: MigrationAsk) -> Verdict:
         source = registry.get(ask.source)
-        return check(ask, source, into, reading, agent_namespace, agents[ask.source])
+        return check(ask, source, into, reading, agent_namespace, agents[ask.source], agent_image)
 
     with ThreadPoolExecutor(8) as pool:
         verdicts = list(pool.map(one, asks))
