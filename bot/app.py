@@ -25,6 +25,7 @@ from bot.access import Access, settled_first
 from bot.approval import Approval
 from bot.arrival_buttons import ArrivalButtons
 from bot.availability import StoreCheck, StoreProbe, StoreWatch
+from bot.click_pool import ClickPool
 from bot.commands import SlashCommands
 from bot.context import BotContext
 from bot.pacing import PacedWebClient, Pacing
@@ -83,12 +84,14 @@ def build_app(
     context: BotContext | None = None,
     listener_executor: Executor | None = None,
     work_pool: Executor | None = None,
+    click_pool: ClickPool | None = None,
     store_watch: StoreWatch | None = None,
     clock: Callable[[], float] = time.time,
 ) -> App:
     """The bolt App. Pass `context` to share it with a relay, and `store_watch` to share the
     watch of Redis that the acks read; otherwise each is built. `listener_executor` runs bolt's
-    listeners, `work_pool` the work after an ack: whoever passes them shuts them down."""
+    listeners, `work_pool` a command's work after its ack, `click_pool` a click's (bounded:
+    bot/click_pool.py): whoever passes them shuts them down."""
     ctx = context or build_context(
         settings, redis=redis, clusters=clusters, web_client=web_client, clock=clock
     )
@@ -109,6 +112,7 @@ def build_app(
     app.use(middleware.drop_slack_retries)
     app.use(middleware.refuse_malformed)
     app.use(middleware.answer_in_thread)
+    app.use(middleware.keep_to_limits)
     watch = store_watch or StoreWatch(StoreProbe(settings.secrets.redis_url))
     app.use(StoreCheck(watch, settings.cluster_names, executor).check)
     app.use(Access(ctx, executor).check)
@@ -125,8 +129,9 @@ def build_app(
         MOVE_ACTION: arrival_buttons.on_move,
         DISMISS_ACTION: arrival_buttons.on_dismiss,
     }
+    pool = click_pool or ClickPool()
     for action_id, listener in clicks.items():
-        app.action(action_id)(settled_first(listener))
+        app.action(action_id)(pool.acked_then_run(settled_first(listener), _on_error))
     app.error(_on_error)
     return app
 

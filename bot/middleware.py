@@ -12,7 +12,7 @@ from slack_bolt.context import BoltContext
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
-from bot import payloads
+from bot import payloads, slack_limits
 from bot.render import blocks as render_blocks
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,28 @@ def answer_in_thread(
             return respond(*args, **kwargs)
 
         context["respond"] = in_thread
+    return next()
+
+
+def keep_to_limits(context: BoltContext, next: Callable[[], BoltResponse]) -> BoltResponse | None:
+    """Every `respond` of a command or a click within Slack's limits, as the Web API calls are
+    (`slack_limits.outgoing`): a `text` too long is cut; blocks Slack would refuse are not sent
+    — logged, and `OverLimits` raised to the caller as Slack's refusal would be."""
+    respond = context.get("respond")
+    if respond is not None:
+
+        def within(text: Any = "", blocks: Any = None, **kwargs: Any) -> Any:
+            message = text if isinstance(text, dict) else {"text": text, "blocks": blocks}
+            try:
+                checked = slack_limits.outgoing(message)
+            except slack_limits.OverLimits as e:
+                log.error("not sent: an answer to a response_url breaks Slack's limits: %s", e)
+                raise
+            if isinstance(text, dict):
+                return respond(checked, **kwargs)
+            return respond(text=checked["text"], blocks=blocks, **kwargs)
+
+        context["respond"] = within
     return next()
 
 

@@ -17,6 +17,7 @@ sent) and run on fractional, scaled rates (`slack.rate_scale`, for a sped-up sla
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +29,10 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.slack_response import SlackResponse
 
+from bot import slack_limits
 from bot.token_state import FATAL, TokenState
+
+log = logging.getLogger(__name__)
 
 MARGIN = 0.9  # of Slack's documented rate
 
@@ -141,7 +145,10 @@ class Pacing:
 
 
 class PacedWebClient(WebClient):
-    """A WebClient whose every Web API call first takes a token from the shared `Pacing`."""
+    """A WebClient whose every Web API call first takes a token from the shared `Pacing`, and
+    whose every message is within Slack's limits before it leaves (`slack_limits.outgoing`):
+    one Slack would refuse is refused here, logged, with the `SlackApiError` Slack would raise.
+    """
 
     def __init__(
         self, *args: Any, pacing: Pacing, token_state: TokenState | None = None, **kwargs: Any
@@ -151,6 +158,8 @@ class PacedWebClient(WebClient):
         self.token_state = token_state or TokenState()
 
     def api_call(self, api_method: str, **kwargs: Any) -> SlackResponse:
+        if api_method in slack_limits.MESSAGE_METHODS:
+            kwargs = self._within_limits(api_method, kwargs)
         self.pacing.acquire(api_method, _channel(kwargs))
         try:
             answer = super().api_call(api_method, **kwargs)
@@ -161,6 +170,26 @@ class PacedWebClient(WebClient):
             raise
         self.token_state.accepted()
         return answer
+
+    def _within_limits(self, api_method: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        message = kwargs.get("json")
+        if not isinstance(message, dict):
+            return kwargs
+        try:
+            return {**kwargs, "json": slack_limits.outgoing(message)}
+        except slack_limits.OverLimits as e:
+            where = _channel(kwargs)
+            log.error("not sent: %s to %s breaks Slack's limits: %s", api_method, where, e)
+            refusal = SlackResponse(
+                client=self,
+                http_verb="POST",
+                api_url=self.base_url + api_method,
+                req_args={},
+                data={"ok": False, "error": e.error},
+                headers={},
+                status_code=200,
+            )
+            raise SlackApiError(f"refused before sending: {e}", refusal) from e
 
 
 def _channel(kwargs: dict[str, Any]) -> str | None:

@@ -6,7 +6,11 @@ response_url alike): `invalid_blocks` for one block over its limit or more than 
 (bolt-js #2509: Slack counts some of the blocks' structure too, so the bot fills at most
 `TEXT_BUDGET`), `msg_too_long` for a `text` fallback over 40,000. Every message the bot builds
 is built within them (`bot.render.blocks`, `bot.render.pages`); `problems()` says what a
-message breaks, for tests and for the last check before a message is sent (`bot.message`).
+message breaks, for tests. `outgoing()` is the last check, on every message as it leaves
+(`bot.pacing.PacedWebClient` for chat.postMessage, chat.update and chat.postEphemeral;
+`bot.middleware.keep_to_limits` for a click's or a command's `respond`): a `text` over 40,000
+characters is cut, ending "…" (it is the notification; the blocks say the rest); blocks Slack
+would refuse are refused, never sent, with the error Slack would have answered.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ CONFIRM_TITLE = 100
 CONFIRM_TEXT = 300
 CONFIRM_BUTTON = 30
 FALLBACK_TEXT = 40_000  # the `text` argument (notifications, and clients without blocks)
+MESSAGE_METHODS = frozenset({"chat.postMessage", "chat.update", "chat.postEphemeral"})
 
 Json = dict[str, Any]
 
@@ -54,8 +59,36 @@ def fits(text: str | None, blocks: Sequence[Block | Json]) -> bool:
     return not problems(text, blocks)
 
 
-def problems(text: str | None, blocks: Sequence[Block | Json]) -> list[str]:
-    """What the message breaks of Slack's limits, each said in a line; [] when it fits."""
+class OverLimits(ValueError):
+    """A message refused before it was sent: Slack would have answered `error`."""
+
+    def __init__(self, error: str, problems: list[str]) -> None:
+        super().__init__(f"{error}: {'; '.join(problems)}")
+        self.error = error
+        self.problems = problems
+
+
+def outgoing(message: Json) -> Json:
+    """The message as it may leave: its `text` cut to Slack's limit (ending "…"). Raises
+    `OverLimits` when its blocks break one of Slack's limits (counted as Slack does: 12,000
+    characters across them, not the bot's own budget)."""
+    text, blocks = message.get("text"), message.get("blocks")
+    if isinstance(text, str) and len(text) > FALLBACK_TEXT:
+        message = {**message, "text": text[: FALLBACK_TEXT - 1] + "…"}
+    if not isinstance(blocks, list | tuple):
+        return message
+    found = problems(None, blocks, BLOCKS_TEXT)
+    if found:
+        too_long = text_length(blocks) > BLOCKS_TEXT
+        raise OverLimits("msg_blocks_too_long" if too_long else "invalid_blocks", found)
+    return message
+
+
+def problems(
+    text: str | None, blocks: Sequence[Block | Json], budget: int = TEXT_BUDGET
+) -> list[str]:
+    """What the message breaks of Slack's limits, each said in a line; [] when it fits.
+    `budget`: the characters of text across the blocks (the bot's own budget by default)."""
     found = []
     if text is not None and len(text) > FALLBACK_TEXT:
         found.append(f"text: {len(text)} characters > {FALLBACK_TEXT}")
@@ -63,8 +96,8 @@ def problems(text: str | None, blocks: Sequence[Block | Json]) -> list[str]:
     if len(dicts) > BLOCKS:
         found.append(f"{len(dicts)} blocks > {BLOCKS}")
     total = text_length(dicts)
-    if total > TEXT_BUDGET:
-        found.append(f"{total} characters of text across the blocks > {TEXT_BUDGET}")
+    if total > budget:
+        found.append(f"{total} characters of text across the blocks > {budget}")
     for i, block in enumerate(dicts):
         found += [f"block {i} ({block.get('type')}): {p}" for p in _block_problems(block)]
     return found

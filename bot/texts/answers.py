@@ -50,6 +50,14 @@ def no_worker_answered(seconds: int) -> str:
     )
 
 
+def clicks_busy(bound: int) -> str:
+    """A click answered at once because `bound` clicks are being worked on already."""
+    return (
+        f":hourglass: I am busy with {bound} other clicks right now, so I did not take this "
+        "one: nothing changed. Try again in a minute."
+    )
+
+
 def internal_error() -> str:
     return (
         "Something went wrong on my side and I could not finish that; the bot's log has the "

@@ -3,27 +3,27 @@ reports of files joinops cannot use, and `/join arrivals`."""
 
 from __future__ import annotations
 
-from bot.texts.common import COMMAND, at, quote, role_word, short, user
+from bot.texts.common import COMMAND, at, plain, quote, role_word, short, user
 
 MOVE_ACTION_WORDS = "Move into {target} as {role}"
 DISMISS = "Dismiss"
 
 
 def title(cluster: str) -> str:
-    return f":inbox_tray: *A host arrived: {cluster}*"
+    return f":inbox_tray: *A host arrived: {plain(cluster)}*"
 
 
 def fallback(cluster: str, node: str | None) -> str:
-    about = f" (node {node})" if node else ""
-    return f"A host arrived: {cluster}{about}"
+    about = f" (node {plain(node)})" if node else ""
+    return f"A host arrived: {plain(cluster)}{about}"
 
 
 def field_node(name: str) -> str:
-    return f"*Host*\n`{name}`"
+    return f"*Host*\n{quote(name, 255)}"
 
 
 def field_version(version: str) -> str:
-    return f"*Kubernetes*\n{version}"
+    return f"*Kubernetes*\n{plain(version)}"
 
 
 def field_nodes(count: int) -> str:
@@ -31,11 +31,11 @@ def field_nodes(count: int) -> str:
 
 
 def field_architecture(architecture: str) -> str:
-    return f"*Architecture*\n{architecture or '?'}"
+    return f"*Architecture*\n{plain(architecture) or '?'}"
 
 
 def field_cpu(cpu: str) -> str:
-    return f"*CPU*\n{cpu} cores"
+    return f"*CPU*\n{plain(cpu)} cores"
 
 
 def field_memory(gib: float) -> str:
@@ -73,7 +73,7 @@ def no_proposal(node: str, cluster: str) -> str:
 
 
 def status_announced(first_seen: float, file: str) -> str:
-    return f"Seen {at(first_seen)} in `{file}`"
+    return f"Seen {at(first_seen)} in {quote(file, 255)}"
 
 
 def status_requested(by: str, request_id: str) -> str:
@@ -91,12 +91,12 @@ def status_dismissed(by: str) -> str:
 def invalid_file(file: str, problem: str) -> str:
     return (
         f":warning: The hosts directory's file {quote(file)} is not a usable kubeconfig: "
-        f"{problem}. Fix or replace the file: joinops reads it again when it changes."
+        f"{plain(problem)}. Fix or replace the file: joinops reads it again when it changes."
     )
 
 
 def duplicate(problem: str) -> str:
-    return f":warning: Hosts directory: {problem}."
+    return f":warning: Hosts directory: {plain(problem)}."
 
 
 # ---- answers to clicks --------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def duplicate(problem: str) -> str:
 def already(cluster: str, state: str, by: str, request_id: str) -> str:
     who = f" by {user(by)}" if by else ""
     req = f" (`{request_id}`)" if request_id else ""
-    return f"{cluster} is already {state}{who}{req}: nothing more to do here."
+    return f"{plain(cluster)} is already {state}{who}{req}: nothing more to do here."
 
 
 def unknown_host(cluster: str) -> str:
@@ -115,9 +115,10 @@ def unknown_host(cluster: str) -> str:
 
 
 def no_longer_proposed(cluster: str) -> str:
+    shown = plain(cluster)
     return (
-        f"No move is proposed for {cluster} now (`arrivals.propose` is not configured, or the "
-        f"host has several nodes). Use `{COMMAND} NODE from {cluster} to TARGET`."
+        f"No move is proposed for {shown} now (`arrivals.propose` is not configured, or the "
+        f"host has several nodes). Use `{COMMAND} NODE from {shown} to TARGET`."
     )
 
 
@@ -157,4 +158,4 @@ def not_configured() -> str:
 def list_line(cluster: str, file: str, since: float, state: str, request_id: str, note: str) -> str:
     req = f" · `{request_id}`" if request_id else ""
     extra = f" · {short(note, 200)}" if note else ""
-    return f"• *{cluster}* (`{file}`) since {at(since)}: {state}{req}{extra}"
+    return f"• *{plain(cluster)}* ({quote(file, 255)}) since {at(since)}: {state}{req}{extra}"

@@ -15,6 +15,7 @@ from bot.texts.common import (
     approvers_asked,
     at,
     node_count,
+    plain,
     short,
     user,
 )
@@ -94,7 +95,7 @@ def versions(kubelet: str, target_version: str) -> str:
 
 def finding_line(severity: str, node: str, text: str) -> str:
     about = f"`{node}`: " if node else ""
-    return f"{SEVERITY_MARKS[severity]} *{SEVERITY_WORDS[severity]}:* {about}{text}"
+    return f"{SEVERITY_MARKS[severity]} *{SEVERITY_WORDS[severity]}:* {about}{plain(text)}"
 
 
 def no_nodes() -> str:
@@ -240,19 +241,19 @@ def _ask_again(not_moved: Sequence[str], target: str) -> str:
 
 
 def done_reply(requester: str, summary: str) -> str:
-    return f":tada: {user(requester)} {summary}"
+    return f":tada: {user(requester)} {plain(summary)}"
 
 
 def failed_reply(requester: str, summary: str, not_moved: Sequence[str], target: str) -> str:
     again = _ask_again(not_moved, target)
-    return f":red_circle: {user(requester)} {summary}{again}"
+    return f":red_circle: {user(requester)} {plain(summary)}{again}"
 
 
 def cancelled_late_reply(
     requester: str, by: str, summary: str, not_moved: Sequence[str], target: str
 ) -> str:
     again = _ask_again(not_moved, target)
-    return f":white_circle: {user(requester)} cancelled by {user(by)}. {summary}{again}"
+    return f":white_circle: {user(requester)} cancelled by {user(by)}. {plain(summary)}{again}"
 
 
 def cancelled_reply(requester: str, by: str) -> str:

@@ -1,6 +1,10 @@
 """Words every Slack message shares: the command's name, quoting, times, people, roles.
 
-Messages are Slack mrkdwn; words the user typed are shown with `common.quote`.
+Messages are Slack mrkdwn; words the user typed are shown with `common.quote`. Every text
+from outside the bot (typed by a user, reported by a cluster or a host, said by a worker) goes
+through `quote`, `short` or `plain`, which escape Slack's three control characters (`&`, `<`,
+`>`): a host reporting `<!channel>` is shown, not pinged. The markup the bot adds itself
+(`user`, `mentions`, `at`, `channels`) is built around the escaped text, never inside it.
 """
 
 from __future__ import annotations
@@ -15,12 +19,18 @@ ROLES = "worker|control-plane"
 REQUEST_ID_EXAMPLE = "req-3f9a1c2b"
 
 
+def plain(text: str) -> str:
+    """A text from outside the bot, shown as it is: `&`, `<` and `>` escaped for mrkdwn, so
+    nothing in it becomes a mention, a link or a `<!channel>`."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def quote(word: str, limit: int = 60) -> str:
-    """`word` as inline code, backticks removed and cut to `limit` characters."""
+    """`word` as inline code, backticks removed, cut to `limit` characters and escaped."""
     clean = word.replace("`", "'")
     if len(clean) > limit:
         clean = clean[: limit - 1] + "…"
-    return f"`{clean}`"
+    return f"`{plain(clean)}`"
 
 
 def at(timestamp: float) -> str:
@@ -47,9 +57,9 @@ def pods_for_good(count: int) -> str:
 
 
 def short(text: str, limit: int = 280) -> str:
-    """One line of at most `limit` characters."""
+    """One line of at most `limit` characters (before escaping), escaped (`plain`)."""
     line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return plain(line if len(line) <= limit else line[: limit - 1] + "…")
 
 
 def mentions(ids: Sequence[str]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
-from bot.texts.common import COMMAND, approvers_asked, at, on, role_word, user
+from bot.texts.common import COMMAND, approvers_asked, at, on, plain, role_word, user
 from joinops.ignition.texts import span
 
 
@@ -211,8 +211,9 @@ def requester_not_allowed(standing: str | None) -> str:
 
 
 def failed_reply(requester: str, outcome: str, request_id: str) -> str:
+    said = plain(outcome.rstrip("."))
     return (
-        f":red_circle: {user(requester)} {outcome.rstrip('.')}. `{COMMAND} retry {request_id}` "
+        f":red_circle: {user(requester)} {said}. `{COMMAND} retry {request_id}` "
         "asks for approval again."
     )
 

@@ -16,6 +16,7 @@ from bot.texts.common import (
     approvers_asked,
     at,
     mentions,
+    plain,
     pods_for_good,
     short,
     user,
@@ -70,7 +71,8 @@ def fact_fields(
 
 
 def finding_line(severity: str, text: str) -> str:
-    return f"{SEVERITY_MARKS[severity]} *{SEVERITY_WORDS[severity]}:* {text}"
+    """A rule's finding: its text is the cluster's word (a node's architecture...), escaped."""
+    return f"{SEVERITY_MARKS[severity]} *{SEVERITY_WORDS[severity]}:* {plain(text)}"
 
 
 def no_findings() -> str:
@@ -234,33 +236,33 @@ def rejected_reply(user_id: str, timestamp: float, requester: str) -> str:
 
 
 def step_started(number: int, total: int, step: str, text: str) -> str:
-    return f":arrow_forward: Step {_step_place(number, total)}`{step}`: {text}"
+    return f":arrow_forward: Step {_step_place(number, total)}`{step}`: {plain(text)}"
 
 
 def step_succeeded(step: str, text: str, seconds: float) -> str:
     took = f" ({seconds:.1f} s)" if seconds else ""
-    return f":white_check_mark: `{step}` done{took}: {text}"
+    return f":white_check_mark: `{step}` done{took}: {plain(text)}"
 
 
 def step_retrying(step: str, text: str) -> str:
-    return f":repeat: `{step}`: {text}"
+    return f":repeat: `{step}`: {plain(text)}"
 
 
 def step_failed(step: str, text: str) -> str:
-    return f":x: `{step}` failed: {text}"
+    return f":x: `{step}` failed: {plain(text)}"
 
 
 def succeeded_reply(requester: str, outcome: str) -> str:
-    return f":tada: {user(requester)} done: {outcome}"
+    return f":tada: {user(requester)} done: {plain(outcome)}"
 
 
 def failed_reply(requester: str, outcome: str) -> str:
-    return f":red_circle: {user(requester)} {outcome}"
+    return f":red_circle: {user(requester)} {plain(outcome)}"
 
 
 def cancelled_reply(requester: str, outcome: str, by: str) -> str:
     who = f" (cancelled by {user(by)})" if by and by != requester else ""
-    return f":white_circle: {user(requester)} {outcome}{who}"
+    return f":white_circle: {user(requester)} {plain(outcome)}{who}"
 
 
 def expired_reply(requester: str, timeout: timedelta) -> str:

@@ -24,6 +24,7 @@ import redis
 from bot.app import build_app, build_context
 from bot.arrivals import ArrivalWatcher
 from bot.availability import StoreProbe, StoreWatch
+from bot.click_pool import ClickPool
 from bot.context import BotContext
 from bot.http import SlackWsgi
 from bot.relay import Relay
@@ -199,6 +200,7 @@ class BotHarness:
         )
         self.executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix="test-bot")
         self.work_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="test-bot-work")
+        self.click_pool = ClickPool()
         # what the acks know of Redis (a PING every half second): tests that stop Redis wait on it
         self.store_watch = StoreWatch(StoreProbe(redis_url))
         self.app = build_app(
@@ -208,6 +210,7 @@ class BotHarness:
             context=self.ctx,
             listener_executor=self.executor,
             work_pool=self.work_pool,
+            click_pool=self.click_pool,
             store_watch=self.store_watch,
         )
         # A consumer group of its own: a module's tests may share one Redis database.
@@ -239,6 +242,7 @@ class BotHarness:
         finally:  # whatever failed above, no thread of this bot may outlive its test
             self.executor.shutdown(wait=True)
             self.work_pool.shutdown(wait=True)  # work waiting for a check: the worker answers
+            self.click_pool.shutdown()  # so do clicks waiting for one
             if self.check_worker is not None:
                 self.check_worker.stop()
             self.store_watch.close()
