@@ -1,16 +1,20 @@
 """The request message in the channel: posted once, then updated in place, and its thread.
 
 What the message shows is derived from the request record (the source of truth) each time it is
-rendered, under a short per-request Redis lock: whoever updates last shows the latest state, so
-an approval click and the relay racing each other cannot leave a stale status behind. Each kind
+rendered, under a short per-request Redis lock, and each render has a version
+(bot/root_version.py): one that would land over a newer render steps back, and one Slack's
+retries held past the lock, landing over a newer one after all, is followed by a fresh render.
+So an approval click and the relay racing each other cannot leave a stale status behind. Each kind
 (a migration, an Ignition file, a batch) is built in one pass: its view (`bot.views`), then its
 blocks (`bot.render`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
+from redis.exceptions import LockError, LockNotOwnedError
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.models.blocks import Block
 
@@ -20,6 +24,7 @@ from bot.render import batch as render_batch
 from bot.render import ignition as render_ignition
 from bot.render import pages as render_pages
 from bot.render import request as render_request
+from bot.root_version import Outcome, Versions, worth_again
 from bot.texts import batch as batch_texts
 from bot.views import batch as batch_views
 from bot.views import ignition as ignition_views
@@ -32,6 +37,7 @@ from joinops.rules.check import Verdict
 log = logging.getLogger(__name__)
 
 LOCK_SECONDS = 30  # the longest one render-and-update may hold the message
+CATCH_UPS = 3  # renders in a row, when each lands over a newer one, before trying again later
 BATCH = "batch"  # the kind of a request for several nodes (joinops.rules.batch)
 SLACK_ERRORS = (SlackApiError, SlackRequestError, OSError)
 
@@ -48,6 +54,7 @@ class RequestMessages:
 
     def __init__(self, ctx: BotContext) -> None:
         self.ctx = ctx
+        self.versions = Versions(ctx.redis)
 
     def post_refusal(
         self, channel: str, requester: str, ask: MigrationAsk, verdict: Verdict
@@ -106,25 +113,50 @@ class RequestMessages:
 
     def refresh(self, request_id: str) -> bool:
         """Render the root message from the record and update it in place. Never raises."""
+        return self.update_root(request_id) is Outcome.UPDATED
+
+    def update_root(self, request_id: str) -> Outcome:
+        """`refresh`, saying whether a failure is worth another try (the refresher's). A render
+        that landed over a newer one (bot/root_version.py) is followed by a fresh one."""
         try:
-            with self.ctx.redis.lock(
-                f"joinops:bot:message-lock:{request_id}",
-                timeout=LOCK_SECONDS,
-                blocking_timeout=LOCK_SECONDS,
-            ):
-                request = self.ctx.store.get(request_id)
-                if request is None or not request.channel or not request.message_ts:
-                    return False
-                text, block_list = self.rendered(request)
-                self.ctx.client.chat_update(
-                    channel=request.channel, ts=request.message_ts, text=text, blocks=block_list
-                )
-                return True
+            for _ in range(CATCH_UPS):
+                outcome = self._locked_render(request_id)
+                if outcome is not None:
+                    return outcome
         except SLACK_ERRORS as e:
             log.warning("request %s: could not update its message: %s", request_id, e)
+            return Outcome.FAILED if worth_again(e) else Outcome.GONE
         except Exception:
             log.exception("request %s: could not update its message", request_id)
-        return False
+        return Outcome.FAILED
+
+    def _locked_render(self, request_id: str) -> Outcome | None:
+        """One render under the message's lock; None when it went back over a newer one."""
+        lock = self.ctx.redis.lock(
+            f"joinops:bot:message-lock:{request_id}",
+            timeout=LOCK_SECONDS,
+            blocking_timeout=LOCK_SECONDS * 1.5,  # outlasts a holder stuck in Slack
+        )
+        if not lock.acquire():
+            raise LockError("the message stayed locked")
+        try:
+            return self._render(request_id)
+        finally:
+            with contextlib.suppress(LockNotOwnedError):  # held past its time: Slack was slow
+                lock.release()
+
+    def _render(self, request_id: str) -> Outcome | None:
+        version = self.versions.next(request_id)  # taken before the record is read
+        request = self.ctx.store.get(request_id)
+        if request is None or not request.channel or not request.message_ts:
+            return Outcome.GONE
+        text, block_list = self.rendered(request)
+        if self.versions.superseded(request_id, version):
+            return Outcome.UPDATED  # Slack shows a newer render already: this one would go back
+        self.ctx.client.chat_update(
+            channel=request.channel, ts=request.message_ts, text=text, blocks=block_list
+        )
+        return None if self.versions.applied(request_id, version) else Outcome.UPDATED
 
     def reply(self, request: Request, text: str) -> bool:
         """A reply in the request's thread. A failure is logged, never raised."""

@@ -13,7 +13,9 @@ takes its own unacknowledged entries again, and entries a dead consumer left are
 `STALE_MS`; the record says what is left to do, so a crash between the claim and the post
 re-posts exactly the missing reply, and nothing is posted twice. A reply Slack refused or
 failed to answer (posts are not retried when they might have been posted: bot/slack_retry.py)
-is logged: the migration never waits for Slack.
+is logged: the migration never waits for Slack. The root's update is at-least-once: an entry is
+acknowledged once its update is kept as wanted in Redis (bot/refresher.py), which tries a failed
+update again until Slack shows it, and hands what a stop left to the next relay's start.
 
 Replies: one per step start or outcome, one per decision (approved, rejected, retry, cancel),
 and the outcome, mentioning the requester. Progress lines inside a step (the drain's) only
@@ -50,12 +52,11 @@ from bot.message import SLACK_ERRORS, RequestMessages
 from bot.pacing import PacedWebClient
 from bot.refresher import Refresher
 from bot.relay_ledger import DONE, POSTED, Ledger
+from bot.replies import reply_for, running_line, step_place
 from bot.texts import batch as batch_texts
-from bot.texts import request as request_texts
 from joinops.ignition import request as ir
 from joinops.logs import request_context
 from joinops.requests.events import GLOBAL_STREAM, Event, EventKind
-from joinops.requests.plan import STEP_IDS
 from joinops.requests.store import Request
 
 log = logging.getLogger(__name__)
@@ -68,52 +69,6 @@ CHANGES_STATUS = frozenset(
 STALE_MS = 60_000  # an entry another consumer got but did not acknowledge in this long is taken
 FILES_EVERY = 1.0  # seconds between two looks for Ignition files due for deletion
 IN_STEP = (EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS)
-
-
-def step_place(step: str) -> tuple[int, int]:
-    """(number, total) of a migration step; (0, total) for a step the plan does not list."""
-    total = len(STEP_IDS)
-    return (STEP_IDS.index(step) + 1 if step in STEP_IDS else 0), total
-
-
-def running_line(event: Event) -> str:
-    number, total = step_place(event.step)
-    return request_texts.running_status(number, total, event.step, event.text)
-
-
-def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
-    """The thread reply for one event, or None when it only changes the status line."""
-    kind, step = event.kind, event.step
-    if kind is EventKind.STEP_STARTED:
-        number, total = step_place(step)
-        return request_texts.step_started(number, total, step, event.text)
-    if kind is EventKind.STEP_SUCCEEDED:
-        return request_texts.step_succeeded(step, event.text, event.seconds)
-    if kind is EventKind.STEP_RETRYING:
-        return request_texts.step_retrying(step, event.text)
-    if kind is EventKind.STEP_FAILED:
-        return request_texts.step_failed(step, event.text)
-    if kind is not EventKind.STATE:
-        return None
-    state, requester, at = event.state, request.requester, event.at or ctx.clock()
-    if state == "approved":
-        return request_texts.approved_reply(request.decided_by, at, requester)
-    if state == "pending":
-        retried_by = request.extra.get("retried_by", "")
-        return request_texts.retry_reply(retried_by, at, ctx.settings.approvers)
-    if state == "rejected":
-        return request_texts.rejected_reply(request.decided_by, at, requester)
-    if state == "succeeded":
-        return request_texts.succeeded_reply(requester, event.text)
-    if state == "failed":
-        return request_texts.failed_reply(requester, event.text)
-    if state == "cancelled":
-        return request_texts.cancelled_reply(
-            requester, event.text, request.extra.get("cancelled_by", "")
-        )
-    if state == "expired":
-        return request_texts.expired_reply(requester, ctx.settings.timeouts.approval)
-    return None
 
 
 TOKEN_PROBE_EVERY = 10.0  # seconds between auth.test calls while Slack refuses the token
@@ -139,7 +94,7 @@ class Relay:
         self.ledger = Ledger(ctx.redis)
         self.lanes = Lanes()
         pacing = ctx.client.pacing if isinstance(ctx.client, PacedWebClient) else None
-        self.refresher = Refresher(self.messages, pacing)
+        self.refresher = Refresher(self.messages, pacing, ctx.redis)  # wishes kept in Redis
         self.batch_every = batch_every
         self.consumer = consumer or socket.gethostname()  # a restart resumes its own entries
         self.group = group
@@ -187,6 +142,7 @@ class Relay:
         while not self._stop.is_set():
             try:
                 if not resumed:
+                    self.refresher.resume()  # roots a stopped relay left wanted
                     self._resume()
                     resumed = True
                 if time.monotonic() - last_claim > STALE_MS / 1000:
@@ -338,6 +294,9 @@ class Relay:
         try:
             with request_context(event.request_id):
                 self.deliver(event, entry_id=entry_id, posted=before == POSTED)
+        except redis.RedisError as e:  # its root's update may not be kept: not acknowledged
+            log.warning("relay: entry %s waits for the state store: %s", entry_id, e)
+            return  # taken again once stale (`_take_stale`)
         except Exception:
             log.exception("relay: entry %s of %s was not relayed", entry_id, event.request_id)
         finally:

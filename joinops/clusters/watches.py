@@ -52,7 +52,7 @@ def wait_for(
     `list_fn` is a list call of the official client (`core.list_node`, ...) taking `selectors`;
     `relist` replaces the fresh list (e.g. a GET by name where only `get` is granted);
     `deletion_ends`: a watched object's deletion ends the wait too (the deleted object is
-    returned, whether it matches or not).
+    returned, whether it matches or not; None when the list no longer has it).
     """
     fresh = relist or (lambda: _list(cluster, what, list_fn, args, selectors))
     resource_version: str | None = None
@@ -62,6 +62,8 @@ def wait_for(
             found = next((item for item in items if matches(item)), None)
             if found is not None:
                 return found
+            if deletion_ends and not items:
+                return None  # gone before the watch began: its deletion was the end
             continue
         try:
             found, resource_version = _watch_once(

@@ -17,7 +17,7 @@ from joinops.requests.asks import MigrationAsk, validate_ask
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.requests.store import Request, RequestStore
-from joinops.rules import handover_texts, podranges
+from joinops.rules import etcdsize, handover_texts, podranges
 from joinops.rules import texts as rule_texts
 from joinops.rules.agentns import DEFAULT_NAMESPACE
 from joinops.rules.check import (
@@ -144,45 +144,13 @@ def plan_all(
         role = Role.CONTROL_PLANE if is_cp and target_facts.control_plane_endpoint else Role.WORKER
         asks.append(MigrationAsk(str(node.metadata.name), source, target, role, force))
     members = len(target_facts.control_planes)  # one etcd member per kubeadm control plane
-    asks, demoted = _fit_etcd(asks, members)
+    asks, demoted = etcdsize.fit_etcd(asks, members)
     planes = sum(
         "node-role.kubernetes.io/control-plane" in (n.metadata.labels or {}) for n in listing.items
     )
-    whole = _dismantles_etcd(source, planes, force)
+    whole = etcdsize.dismantles_etcd(source, planes, force)
     plan = _judge(asks, target, registry, whole, force, None, reading, agent_namespace, agent_image)
     return _said(plan, demoted, members)
-
-
-def _dismantles_etcd(source: str, planes: int, force: bool) -> list[Finding]:
-    """Moving every control plane of a source of two or more takes its etcd from two members
-    to one on the way: refused unless forced, as a single such move is."""
-    if planes < 2:
-        return []
-    if force:
-        text = handover_texts.all_takes_etcd_two_to_one_forced(source, planes)
-        return [Finding(Severity.WARNING, "etcd-two-to-one", text)]
-    text = handover_texts.all_takes_etcd_two_to_one(source, planes)
-    return [Finding(Severity.REFUSAL, "etcd-two-to-one", text)]
-
-
-def control_planes_that_fit(members: int, offered: int) -> int:
-    """How many of `offered` control planes may join a target of `members` etcd members:
-    the most that leave it odd and at most seven (etcd's FAQ); 0 when none does."""
-    fits = [
-        k
-        for k in range(offered + 1)
-        if (members + k) % 2 == 1 and members + k <= handover_texts.MAX_ETCD_MEMBERS
-    ]
-    return max(fits, default=0)
-
-
-def _fit_etcd(asks: list[MigrationAsk], members: int) -> tuple[list[MigrationAsk], set[str]]:
-    """The control planes beyond what fits the target's etcd join as workers (the last ones)."""
-    planes = [a for a in asks if a.role is Role.CONTROL_PLANE]
-    keep = control_planes_that_fit(members, len(planes))
-    demoted = {a.node for a in planes[keep:]}
-    fitted = [replace(a, role=Role.WORKER) if a.node in demoted else a for a in asks]
-    return fitted, demoted
 
 
 def _said(plan: BatchPlan, demoted: set[str], members: int) -> BatchPlan:

@@ -150,7 +150,8 @@ def test_one_failing_node_is_reported_while_the_others_finish(world, setup):
     )
     _, final, kids = run_batch(ctx, plan)
     assert final.state == "failed"
-    assert "3 of 4 moved, 1 failed, 0 not run" in final.text
+    outcomes = {n: ctx.store.get(k.id).outcome for n, k in kids.items()}
+    assert "3 of 4 moved, 1 failed, 0 not run" in final.text, outcomes
     assert kids["s-w-1"].state is State.FAILED and "db-0" in kids["s-w-1"].outcome
     assert all(kids[n].state is State.SUCCEEDED for n in ("s-w-2", "node-1", "node-2"))
 
