@@ -229,6 +229,10 @@ def _await_agent_start(run: Run) -> None:
     name = agent.agent_pod_name(run.id)
     try:
         pod = hostprobe.await_start(run.source, run.namespace, name, deadline, run, "node agent")
+    except ClusterUnreachable:
+        if run.request.destroys_source:
+            return  # its reset took the source's only API server with it, as it should
+        raise
     except hostprobe.NeverStarted as never:
         if not _ready_in_source(run):
             within = run.ctx.settings.timeouts.agent_start

@@ -328,3 +328,18 @@ def test_a_pending_agent_on_a_node_that_stopped_reporting_is_not_rolled_back(wor
     agent_lines = [e.text for e in ctx.reporter.history(request.id) if e.step == "agent"]
     assert any("no longer reports Ready either" in t for t in agent_lines)
     assert "nothing was reset" not in outcome(ctx, request)
+
+
+def test_a_single_node_source_gone_while_its_agent_is_awaited_is_the_move_going_well(
+    world, make_ctx
+):
+    """Moving a single-node cluster's only node: its reset takes the source's only API server
+    with it, possibly before joinops has seen the agent pod Running. Held here: the source
+    answers the agent pod's read only after the reset has destroyed it."""
+    world.cluster("host-1").faults.add(
+        latency_seconds=1.0, path_contains="/pods/joinops-agent-", method="GET", times=None
+    )
+    ctx = make_ctx()
+    request = approved_request(ctx, "node-1", "host-1", "clusterB")
+    assert run_request(ctx, request.id) is State.SUCCEEDED, outcome(ctx, request)
+    assert not world.cluster("host-1").reachable
