@@ -265,7 +265,18 @@ def test_a_return_the_rules_refuse_is_not_attempted_and_the_loan_is_overdue(bot,
     assert LoanStore(bot.redis).get(request.id).state is LoanState.RETURNED
     loan_events = ("lent", "return-asked", "overdue", "returning", "returned")
     actions = [a for a in loan_actions(bot, request.id) if a in loan_events]  # the audit trail
-    assert actions == ["lent", "return-asked", "overdue", "return-asked", "returning", "returned"]
+    assert actions == [
+        "lent",
+        "return-asked",
+        "overdue",
+        "return-asked",
+        "returning",
+        "returned",
+    ], [
+        (e.action, e.actor, e.detail)
+        for e in AuditLog(bot.redis).entries()
+        if e.request_id == request.id
+    ]
 
 
 def test_a_return_a_version_no_longer_allows_is_not_attempted(bot, world):
