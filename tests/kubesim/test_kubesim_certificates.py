@@ -153,6 +153,9 @@ def test_approved_and_denied_are_exclusive(bootstrapping):
     api = certs_api(bootstrapping)
     name = bootstrapping.file_csr("b-w-1")
     approve(api, name)
+    # the signer writes the certificate once approved: read after it, or the PUT below meets a
+    # newer resourceVersion (409) before the validation this test is about
+    bootstrapping.wait_for(lambda: api.read_certificate_signing_request(name).status.certificate)
     with pytest.raises(client.ApiException) as refused:
         approve(api, name, kind="Denied")
     assert refused.value.status == 422
