@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from joinops.clusters import watches
+from joinops.clusters import podstatus, watches
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterNotFound
 from joinops.requests import host_texts
@@ -190,7 +190,7 @@ def await_start(
         return None
     if pod.status and pod.status.phase in STARTED_PHASES:
         return pod
-    why = waiting_reason(pod)
+    why = podstatus.waiting_reason(pod)
     within = run.ctx.settings.timeouts.agent_start
     raise NeverStarted(host_texts.never_started(run.request.node, what, within, why), why)
 
@@ -200,26 +200,7 @@ def _await_end(
 ) -> tuple[str, str]:
     phase, _ = material.wait_for_pod_end(cluster, namespace, name, deadline, run.ctx.clock)
     pod = get_pod(cluster, namespace, name)
-    return phase or "timed out", termination_message(pod)
-
-
-def termination_message(pod: Any) -> str:
-    if pod is None or pod.status is None:
-        return ""
-    for status in pod.status.container_statuses or []:
-        terminated = status.state.terminated if status.state else None
-        if terminated is not None and terminated.message:
-            return str(terminated.message)
-    return str(pod.status.message or "")
-
-
-def waiting_reason(pod: Any) -> str:
-    """`ImagePullBackOff: Back-off pulling image "…"`, as `kubectl describe` shows it."""
-    for status in (pod.status.container_statuses or []) if pod.status else []:
-        waiting = status.state.waiting if status.state else None
-        if waiting is not None and waiting.reason:
-            return f"{waiting.reason}: {waiting.message}" if waiting.message else waiting.reason
-    return "still Pending"
+    return phase or "timed out", podstatus.termination_message(pod)
 
 
 def get_pod(cluster: KubeCluster, namespace: str, name: str) -> Any:

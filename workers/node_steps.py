@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from joinops.clusters import podstatus
 from joinops.clusters.etcdmembers import EtcdPod
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound, ClusterUnreachable
@@ -246,7 +247,7 @@ def _await_agent_start(run: Run) -> None:
         if left:
             raise PermanentError(f"{never} {host_texts.unstarted_agent_left(left)}") from never
         raise
-    message = hostprobe.termination_message(pod) if pod is not None else ""
+    message = podstatus.termination_message(pod)
     if message.startswith(agent.NOT_STARTED):
         _agent_not_started(run)
         _annotate(run, None)
@@ -254,13 +255,8 @@ def _await_agent_start(run: Run) -> None:
 
 
 def _ready_in_source(run: Run) -> bool:
-    node = run.request.node
-    try:
-        found = run.source.call("get", f"nodes/{node}", run.source.core.read_node, node)
-    except ClusterNotFound:
-        return False
-    conditions = (found.status.conditions or []) if found.status else []
-    return any(c.type == "Ready" and c.status == "True" for c in conditions)
+    node = run.source.get_node(run.request.node)
+    return node is not None and node.ready
 
 
 def _remove_unstarted_agent(run: Run) -> str:

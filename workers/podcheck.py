@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from joinops.clusters import watches
+from joinops.clusters import podstatus, watches
 from joinops.clusters.kube import KubeCluster
 from joinops.requests import host_texts
 from workers import agent, hostprobe, material
@@ -77,7 +77,7 @@ def _why_not_running(target: KubeCluster, namespace: str, name: str) -> str:
     if warnings:
         return str(warnings[-1])
     pod = hostprobe.get_pod(target, namespace, name)
-    return hostprobe.waiting_reason(pod) if pod is not None else "the check pod disappeared"
+    return podstatus.waiting_reason(pod) if pod is not None else "the check pod disappeared"
 
 
 def _outside_pod_cidr(target: KubeCluster, node: str, address: str) -> str:

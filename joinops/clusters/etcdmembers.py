@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from joinops.clusters import watches
+from joinops.clusters import podstatus, watches
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound
 
@@ -183,7 +183,7 @@ def _run(
         raise MembersUnreadable(
             f"the etcdctl pod on `{node}` did not end within {pod.timeout:.0f} s"
         )
-    message = _termination_message(ended)
+    message = podstatus.termination_message(ended)
     if ended.status.phase != "Succeeded":
         raise MembersUnreadable(f"etcdctl on `{node}`: {message or 'failed'}")
     return message
@@ -227,14 +227,6 @@ def _delete(cluster: KubeCluster, namespace: str, name: str) -> None:
         )
     except ClusterError:
         pass  # gone already, or the cluster is away: a finished pod holds nothing
-
-
-def _termination_message(pod: Any) -> str:
-    for status in pod.status.container_statuses or []:
-        terminated = status.state.terminated if status.state else None
-        if terminated is not None and terminated.message:
-            return str(terminated.message)
-    return str(pod.status.message or "")
 
 
 def _pod(pod: EtcdPod, name: str, node: str, shell: str) -> dict[str, Any]:
