@@ -62,6 +62,7 @@ class Loan:
     reminded: int = 0  # the generation whose reminder was sent
     reminder_ts: str = ""  # the reminder message in the thread (its buttons)
     return_request: str = ""  # the request moving it back
+    return_generation: int = -1  # the generation whose return was claimed (-1: none yet)
     reason: str = ""  # why it is overdue or closed
 
     @property
@@ -83,6 +84,8 @@ class Loan:
                 kwargs[f.name] = float(value or 0)
             elif f.name in ("generation", "reminded"):
                 kwargs[f.name] = int(value or 0)
+            elif f.name == "return_generation":
+                kwargs[f.name] = int(value or -1)
             elif f.name == "state":
                 kwargs[f.name] = LoanState(value)
             else:

@@ -125,7 +125,14 @@ class LoanStore:
                 return None
             if loan.generation != generation or now < loan.due_at:
                 return None
-            return {"state": LoanState.RETURNING, "return_request": request_id, "reason": ""}
+            if loan.return_generation == generation:
+                return None  # this due time's return was tried (a late sweep): Return now is anew
+            return {
+                "state": LoanState.RETURNING,
+                "return_request": request_id,
+                "return_generation": generation,
+                "reason": "",
+            }
 
         return self._change(loan_id, change)
 

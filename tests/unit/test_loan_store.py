@@ -89,6 +89,24 @@ def test_of_many_racing_claims_on_a_due_return_exactly_one_wins(redis_client):
     assert after.return_request == winners[0].return_request  # type: ignore[attr-defined]
 
 
+def test_a_due_return_that_ended_overdue_is_not_claimed_again_by_a_late_sweep(redis_client):
+    """The Return button's job and the sweep both start the return of one due time: when the
+    job's return was refused (overdue), the sweep that read the loan before must not try it a
+    second time (the thread said "overdue" twice) — only a new Return now does."""
+    clock = [1000.0]
+    store = LoanStore(redis_client, clock=lambda: clock[0])
+    loan = _active(store, seconds=60)
+    asked = store.ask_return(loan.id)
+    assert asked is not None
+    claimed = store.claim_return(loan.id, asked.generation, "req-00000001")
+    assert claimed is not None
+    assert store.end_return(loan.id, "req-00000001", LoanState.OVERDUE, "refused") is not None
+    assert store.claim_return(loan.id, asked.generation, "req-00000002") is None  # the late sweep
+    again = store.ask_return(loan.id)  # Return now, pressed again
+    assert again is not None
+    assert store.claim_return(loan.id, again.generation, "req-00000003") is not None
+
+
 def test_an_extension_makes_the_older_generation_stale_and_stops_at_max_loan(redis_client):
     clock = [1000.0]
     store = LoanStore(redis_client, clock=lambda: clock[0])
