@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from joinops.clusters.hostpods import MANAGED_LABELS, privileged_pod
 from joinops.ignition.virtual_ip import VIP_MARKER
 from joinops.requests.ids import is_request_id
 from workers import hostcleanup
 
-MANAGED_LABELS = {"app.kubernetes.io/managed-by": "joinops"}
 JOIN_KEY = "join-config.yaml"
 CERT_KEY = "certificate-key"
 KUBEADM_CONFIG_KEY = "kubeadm-config.yaml"  # the target's ClusterConfiguration, for upload-certs
@@ -96,18 +96,6 @@ def secret(
         "type": "Opaque",
         "metadata": {"name": name, "namespace": namespace, "labels": secret_labels},
         "stringData": data,
-    }
-
-
-def namespace(name: str) -> dict[str, Any]:
-    """The agent namespace; its pods are privileged, so Pod Security must allow that here."""
-    pod_security = {
-        f"pod-security.kubernetes.io/{mode}": "privileged" for mode in ("enforce", "audit", "warn")
-    }
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": name, "labels": {**MANAGED_LABELS, **pod_security}},
     }
 
 
@@ -248,54 +236,6 @@ def upload_certs_script(with_config: bool = False) -> str:
             'rc=$?; rm -f "/host$f"; exit $rc',
         ]
     )
-
-
-def privileged_pod(
-    *,
-    namespace: str,
-    name: str,
-    node: str,
-    image: str,
-    script: str,
-    secret_name: str | None,
-    pod_labels: dict[str, str],
-    host_pid: bool,
-) -> dict[str, Any]:
-    """`secret_name`: mounted read-only at /joinops (None: nothing mounted there)."""
-    pod: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": pod_labels},
-        "spec": {
-            "nodeName": node,
-            "hostPID": host_pid,
-            "hostNetwork": True,
-            "restartPolicy": "Never",
-            "automountServiceAccountToken": False,
-            "tolerations": [{"operator": "Exists"}],
-            "containers": [
-                {
-                    "name": "agent",
-                    "image": image,
-                    "command": ["/bin/sh", "-c", script],
-                    "securityContext": {"privileged": True},
-                    # what the scripts write there is the pod's termination message (<= 4 KiB)
-                    "terminationMessagePath": "/dev/termination-log",
-                    "volumeMounts": [{"name": "host", "mountPath": "/host"}],
-                }
-            ],
-            "volumes": [{"name": "host", "hostPath": {"path": "/", "type": "Directory"}}],
-        },
-    }
-    if secret_name is not None:
-        spec = pod["spec"]
-        spec["containers"][0]["volumeMounts"].append(
-            {"name": "material", "mountPath": "/joinops", "readOnly": True}
-        )
-        spec["volumes"].append(
-            {"name": "material", "secret": {"secretName": secret_name, "defaultMode": 0o400}}
-        )
-    return pod
 
 
 def agent_pod(

@@ -11,20 +11,12 @@ import yaml
 
 from joinops.clusters import watches
 from joinops.clusters.etcdmembers import external_etcd
+from joinops.clusters.hostpods import ensure_namespace
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterNotFound
 from joinops.joinmaterial import BootstrapToken, token_secret
 from workers import agent
 from workers.errors import PermanentError
-
-
-def ensure_namespace(cluster: KubeCluster, name: str) -> None:
-    try:
-        cluster.call(
-            "create", f"namespaces/{name}", cluster.core.create_namespace, agent.namespace(name)
-        )
-    except ClusterConflict:
-        pass  # already there
 
 
 def create_token(

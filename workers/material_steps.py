@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from joinops.clusters import capins
+from joinops.clusters import capins, hostpods
 from joinops.clusters.kubeletconfig import read_kubelet_config
 from joinops.errors import ClusterError
 from joinops.joinmaterial import (
@@ -46,7 +46,7 @@ def prepare_join_material(run: Run) -> str:
     ca_hashes = info.ca_hashes
     run.remember("join-material", ca_hashes=ca_hashes)
     node = run.source.get_node(run.request.node)
-    material.ensure_namespace(run.source, run.namespace)
+    hostpods.ensure_namespace(run.source, run.namespace)
     host = _host_facts(run)
     token = _mint_token(
         run, timeouts.drain + timeouts.join + timeouts.upload_certs + timedelta(minutes=10)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from joinops.clusters import podstatus
+from joinops.clusters import hostpods, podstatus
 from joinops.clusters.etcdmembers import EtcdPod
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound, ClusterUnreachable
@@ -149,7 +149,7 @@ def start_agent(run: Run) -> str:
         if not sent_before:
             fresh_material(run)
             _preflight(run)
-        material.ensure_namespace(run.source, run.namespace)
+        hostpods.ensure_namespace(run.source, run.namespace)
     except Exception:
         if not sent_before:
             _agent_not_started(run)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from joinops.clusters import podstatus, watches
+from joinops.clusters import hostpods, podstatus, watches
 from joinops.clusters.kube import KubeCluster
 from joinops.requests import host_texts
 from workers import agent, hostprobe, material
@@ -29,7 +29,7 @@ def check_pods_run(run: Run) -> str:
         return ""
     target, namespace, node = run.target, run.namespace, run.request.node
     name = agent.check_pod_name(run.id)
-    material.ensure_namespace(target, namespace)
+    hostpods.ensure_namespace(target, namespace)
     material.delete_quietly(target, namespace, "pod", name)
     pod = agent.check_pod(
         namespace=namespace,

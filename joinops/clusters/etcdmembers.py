@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from joinops.clusters import podstatus, watches
+from joinops.clusters import hostpods, podstatus, watches
 from joinops.clusters.kube import KubeCluster
-from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound
+from joinops.errors import ClusterError, ClusterNotFound
 
 TIMEOUT_SECONDS = 120.0  # the pod's start and its etcdctl calls, image pull included
 POD_PREFIX = "joinops-etcd-members-"
@@ -194,24 +194,7 @@ def _create(cluster: KubeCluster, namespace: str, name: str, body: dict[str, Any
     try:
         cluster.call("create", f"pods/{name}", create, namespace, body)
     except ClusterNotFound:  # the agent namespace is not there yet: made privileged
-        ns = {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {
-                "name": namespace,
-                "labels": {
-                    "app.kubernetes.io/managed-by": "joinops",
-                    **{
-                        f"pod-security.kubernetes.io/{m}": "privileged"
-                        for m in ("enforce", "audit", "warn")
-                    },
-                },
-            },
-        }
-        try:
-            cluster.call("create", f"namespaces/{namespace}", cluster.core.create_namespace, ns)
-        except ClusterConflict:
-            pass  # made meanwhile by another check (a batch checks its nodes in parallel)
+        hostpods.ensure_namespace(cluster, namespace)
         cluster.call("create", f"pods/{name}", create, namespace, body)
 
 
@@ -230,33 +213,12 @@ def _delete(cluster: KubeCluster, namespace: str, name: str) -> None:
 
 
 def _pod(pod: EtcdPod, name: str, node: str, shell: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": pod.namespace,
-            "labels": {
-                "app.kubernetes.io/managed-by": "joinops",
-                "app.kubernetes.io/name": "joinops-etcd-members",
-            },
-        },
-        "spec": {
-            "nodeName": node,
-            "hostNetwork": True,
-            "restartPolicy": "Never",
-            "automountServiceAccountToken": False,
-            "tolerations": [{"operator": "Exists"}],
-            "containers": [
-                {
-                    "name": "etcdctl",
-                    "image": pod.image,
-                    "command": ["/bin/sh", "-c", shell],
-                    "securityContext": {"privileged": True},
-                    "terminationMessagePath": "/dev/termination-log",
-                    "volumeMounts": [{"name": "host", "mountPath": "/host"}],
-                }
-            ],
-            "volumes": [{"name": "host", "hostPath": {"path": "/", "type": "Directory"}}],
-        },
-    }
+    return hostpods.privileged_pod(
+        namespace=pod.namespace,
+        name=name,
+        node=node,
+        image=pod.image,
+        script=shell,
+        pod_labels={**hostpods.MANAGED_LABELS, "app.kubernetes.io/name": "joinops-etcd-members"},
+        container="etcdctl",
+    )

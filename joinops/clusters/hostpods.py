@@ -1,0 +1,85 @@
+"""The privileged pods joinops runs on a node's host (the node agent, its facts and probe pods,
+the etcdctl pod) and the namespace they run in: one builder for all of them.
+
+Each pod is pinned to its node by `nodeName` (no scheduler, no cordon in the way), shares the
+host's network (and its PIDs when asked), mounts the host's `/` at `/host`, never restarts and
+mounts no service-account token. What a script writes to `/dev/termination-log` is the pod's
+termination message (at most 4 KiB): how the scripts report back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from joinops.clusters.kube import KubeCluster
+from joinops.errors import ClusterConflict
+
+MANAGED_LABELS = {"app.kubernetes.io/managed-by": "joinops"}
+
+
+def namespace(name: str) -> dict[str, Any]:
+    """The agent namespace; its pods are privileged, so Pod Security must allow that here."""
+    pod_security = {
+        f"pod-security.kubernetes.io/{mode}": "privileged" for mode in ("enforce", "audit", "warn")
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {**MANAGED_LABELS, **pod_security}},
+    }
+
+
+def ensure_namespace(cluster: KubeCluster, name: str) -> None:
+    """Create the agent namespace unless it is there (or made meanwhile by a parallel check)."""
+    try:
+        cluster.call("create", f"namespaces/{name}", cluster.core.create_namespace, namespace(name))
+    except ClusterConflict:
+        pass
+
+
+def privileged_pod(
+    *,
+    namespace: str,
+    name: str,
+    node: str,
+    image: str,
+    script: str,
+    pod_labels: dict[str, str],
+    container: str = "agent",
+    secret_name: str | None = None,
+    host_pid: bool = False,
+) -> dict[str, Any]:
+    """`secret_name`: mounted read-only at /joinops (None: nothing mounted there)."""
+    pod: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": pod_labels},
+        "spec": {
+            "nodeName": node,
+            "hostPID": host_pid,
+            "hostNetwork": True,
+            "restartPolicy": "Never",
+            "automountServiceAccountToken": False,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [
+                {
+                    "name": container,
+                    "image": image,
+                    "command": ["/bin/sh", "-c", script],
+                    "securityContext": {"privileged": True},
+                    "terminationMessagePath": "/dev/termination-log",
+                    "volumeMounts": [{"name": "host", "mountPath": "/host"}],
+                }
+            ],
+            "volumes": [{"name": "host", "hostPath": {"path": "/", "type": "Directory"}}],
+        },
+    }
+    if secret_name is not None:
+        spec = pod["spec"]
+        spec["containers"][0]["volumeMounts"].append(
+            {"name": "material", "mountPath": "/joinops", "readOnly": True}
+        )
+        spec["volumes"].append(
+            {"name": "material", "secret": {"secretName": secret_name, "defaultMode": 0o400}}
+        )
+    return pod
