@@ -1,6 +1,7 @@
 """`ChannelPage`: the page and its small JSON API, served over HTTP on loopback.
 
-    GET  /                      the page (static/index.html, app.js, style.css)
+    GET  /                      the page (static/: index.html, app.js, mrkdwn.js, follow.js,
+                                style.css, and emoji.json: the emoji codes it draws)
     GET  /api/people            who the page can act as
     GET  /api/state?user=U…     the channel as U… sees it (slacksim.web.snapshot)
     POST /api/command           {"user": "U…", "text": "a-w-1 from clusterA to clusterB"}
@@ -27,6 +28,9 @@ from slacksim.web.snapshot import snapshot
 STATIC = {
     "/": ("index.html", "text/html"),
     "/app.js": ("app.js", "text/javascript"),
+    "/mrkdwn.js": ("mrkdwn.js", "text/javascript"),
+    "/follow.js": ("follow.js", "text/javascript"),
+    "/emoji.json": ("emoji.json", "application/json"),
     "/style.css": ("style.css", "text/css"),
 }
 

@@ -1,93 +1,24 @@
 // The channel page: draws the bot's Block Kit messages from slacksim's state and sends what
 // you type and click through slacksim, which signs it and delivers it to the bot like Slack.
+// Text is drawn by mrkdwn.js (as DOM nodes); scrolling follows the newest by follow.js.
 "use strict";
 
-const state = { viewer: null, drawn: "", people: {}, command: "/join", thread: null, snapshot: null };
+const state = { viewer: null, drawn: "", command: "/join", thread: null, snapshot: null };
 const $ = (id) => document.getElementById(id);
+const channel = new Follower($("channel-pane"));
+const thread = new Follower($("thread-pane"));
 
-function escapeHtml(text) {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-}
-
-// Slack text arrives with &, < and > escaped; <…> is a link, a mention or a special word.
-function unescapeSlack(text) {
-  return text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-}
-
-function angle(inner) {
-  const [target, label] = inner.split("|", 2);
-  if (target.startsWith("@")) {
-    const id = target.slice(1);
-    return `<span class="mention">@${escapeHtml(label || state.people[id] || id)}</span>`;
-  }
-  if (target.startsWith("#")) return `<span class="mention">#${escapeHtml(label || target.slice(1))}</span>`;
-  if (target.startsWith("!date^")) return escapeHtml(label || target);
-  if (target.startsWith("!")) return `<span class="mention">@${escapeHtml(label || target.slice(1).split("^")[0])}</span>`;
-  return `<a href="${escapeHtml(target)}" target="_blank" rel="noreferrer">${escapeHtml(label || target)}</a>`;
-}
-
-// The emoji the bot uses, as Slack would draw them; any other :name: stays as typed.
-// The emoji the bot uses, drawn as plain symbols in colour (no emoji font needed).
-const EMOJI = {
-  white_circle: ["○", "#9a9a9a"], red_circle: ["●", "#e01e5a"], white_check_mark: ["✔", "#2eb67d"],
-  no_entry: ["⛔", "#e01e5a"], large_green_circle: ["●", "#2eb67d"], hourglass: ["⧗", "#616061"],
-  arrows_counterclockwise: ["↻", "#1264a3"], x: ["✘", "#e01e5a"], tada: ["★", "#ecb22e"],
-  no_entry_sign: ["⊘", "#e01e5a"], information_source: ["ℹ", "#1264a3"], warning: ["⚠", "#ecb22e"],
-  repeat: ["↻", "#1264a3"], lock: ["⚿", "#616061"], leftwards_arrow_with_hook: ["↩", "#1264a3"],
-  large_yellow_circle: ["●", "#ecb22e"], large_blue_circle: ["●", "#1264a3"],
-  heavy_multiplication_x: ["✘", "#e01e5a"], fast_forward: ["»", "#1264a3"], arrow_forward: ["▶", "#1264a3"],
-};
-
-function emoji(html) {
-  return html.replace(/:([a-z0-9_+-]+):/g, (whole, name) => {
-    const known = EMOJI[name];
-    return known ? `<span class="emoji" title=":${name}:" style="color:${known[1]}">${known[0]}</span>` : whole;
-  });
-}
-
-function inline(text) {
-  // Split out <…> first (raw angle brackets are syntax), then format the rest.
-  return text.split(/(<[^<>]+>)/).map((part) => {
-    if (/^<[^<>]+>$/.test(part)) return angle(part.slice(1, -1));
-    let html = escapeHtml(unescapeSlack(part));
-    html = html.replace(/(^|[\s(])\*([^*\n]+)\*(?=$|[\s).,:;!?])/g, "$1<b>$2</b>");
-    html = html.replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s).,:;!?])/g, "$1<i>$2</i>");
-    html = html.replace(/(^|[\s(])~([^~\n]+)~(?=$|[\s).,:;!?])/g, "$1<s>$2</s>");
-    return emoji(html);
-  }).join("");
-}
-
-function mrkdwn(text) {
-  // ```blocks``` and `code` keep their content as typed; the rest is formatted line by line.
-  return text.split(/(```[\s\S]*?```)/).map((chunk) => {
-    if (chunk.startsWith("```") && chunk.endsWith("```") && chunk.length >= 6) {
-      return `<pre>${escapeHtml(unescapeSlack(chunk.slice(3, -3)))}</pre>`;
-    }
-    return chunk.split("\n").map((line) => {
-      const quoted = line.startsWith("&gt; ") || line.startsWith("> ");
-      const body = quoted ? line.replace(/^(&gt;|>) /, "") : line;
-      const html = body.split(/(`[^`\n]+`)/).map((piece) =>
-        /^`[^`]+`$/.test(piece) ? `<code>${escapeHtml(unescapeSlack(piece.slice(1, -1)))}</code>` : inline(piece)
-      ).join("");
-      return quoted ? `<blockquote>${html}</blockquote>` : html;
-    }).join("<br>");
-  }).join("");
-}
-
-function textObject(obj) {
-  if (!obj) return "";
-  return obj.type === "mrkdwn" ? mrkdwn(obj.text || "") : emoji(escapeHtml(obj.text || ""));
-}
-
-function el(tag, className, html) {
+function el(tag, className, ...children) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (html !== undefined) node.innerHTML = html;
+  node.append(...children);
   return node;
 }
 
+const textObject = (object) => Mrkdwn.textObject(object);
+
 function button(element, message) {
-  const node = el("button", `button ${element.style || ""}`.trim(), textObject(element.text));
+  const node = el("button", `button ${element.style || ""}`.trim(), ...textObject(element.text));
   node.type = "button";
   node.dataset.actionId = element.action_id || "";
   node.addEventListener("click", async () => {
@@ -108,11 +39,15 @@ function button(element, message) {
 
 function confirmed(confirm) {
   const dialog = $("confirm");
-  $("confirm-title").innerHTML = textObject(confirm.title);
-  $("confirm-text").innerHTML = textObject(confirm.text);
-  $("confirm-ok").innerHTML = textObject(confirm.confirm) || "Yes";
+  const fill = (id, object, otherwise) => {
+    const shown = textObject(object);
+    $(id).replaceChildren(...(shown.length ? shown : [otherwise]));
+  };
+  fill("confirm-title", confirm.title, "");
+  fill("confirm-text", confirm.text, "");
+  fill("confirm-ok", confirm.confirm, "Yes");
+  fill("confirm-deny", confirm.deny, "Cancel");
   $("confirm-ok").className = `button ${confirm.style || "primary"}`;
-  $("confirm-deny").innerHTML = textObject(confirm.deny) || "Cancel";
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => resolve(dialog.returnValue === "confirm"), { once: true });
     dialog.returnValue = "";
@@ -120,92 +55,83 @@ function confirmed(confirm) {
   });
 }
 
+function section(b, message) {
+  const node = el("div", "block section");
+  const main = el("div", "section-text", ...textObject(b.text));
+  if (b.accessory && b.accessory.type === "button") {
+    node.classList.add("section-with-accessory");
+    node.append(main, button({ ...b.accessory, blockId: b.block_id }, message));
+  } else {
+    node.append(main);
+  }
+  if (b.fields) node.append(el("div", "fields", ...b.fields.map((f) => el("div", "field", ...textObject(f)))));
+  return node;
+}
+
+function contextElement(e) {
+  if (e.type !== "image") return el("span", "", ...textObject(e));
+  return Object.assign(el("img"), { src: e.image_url, alt: e.alt_text || "", width: 16 });
+}
+
 function block(b, message) {
   switch (b.type) {
     case "header":
-      return el("div", "block block-header", textObject(b.text));
+      return el("div", "block block-header", ...textObject(b.text));
     case "divider":
       return el("hr", "divider");
-    case "section": {
-      const node = el("div", "block section");
-      const main = el("div", "section-text", textObject(b.text));
-      if (b.accessory && b.accessory.type === "button") {
-        node.classList.add("section-with-accessory");
-        node.append(main, button({ ...b.accessory, blockId: b.block_id }, message));
-      } else {
-        node.append(main);
-      }
-      if (b.fields) {
-        const fields = el("div", "fields");
-        for (const f of b.fields) fields.append(el("div", "field", textObject(f)));
-        node.append(fields);
-      }
-      return node;
-    }
-    case "context": {
-      const node = el("div", "block context");
-      for (const e of b.elements || []) {
-        node.append(e.type === "image" ? Object.assign(el("img"), { src: e.image_url, alt: e.alt_text || "", width: 16 }) : el("span", "", textObject(e)));
-      }
-      return node;
-    }
-    case "actions": {
-      const node = el("div", "block actions");
-      for (const e of b.elements || []) {
-        if (e.type === "button") node.append(button({ ...e, blockId: b.block_id }, message));
-        else node.append(el("span", "unsupported", `[${escapeHtml(e.type)}]`));
-      }
-      return node;
-    }
+    case "section":
+      return section(b, message);
+    case "context":
+      return el("div", "block context", ...(b.elements || []).map(contextElement));
+    case "actions":
+      return el("div", "block actions", ...(b.elements || []).map((e) =>
+        e.type === "button" ? button({ ...e, blockId: b.block_id }, message) : el("span", "unsupported", `[${e.type}]`)));
     case "rich_text":
-      return el("div", "block", escapeHtml(message.text || ""));
+      return el("div", "block", ...Mrkdwn.mrkdwn(message.text || ""));
     default:
-      return el("div", "block unsupported", `[a ${escapeHtml(b.type)} block]`);
+      return el("div", "block unsupported", `[a ${b.type} block]`);
   }
 }
 
 function messageNode(message) {
   const node = el("article", `message${message.ephemeral ? " ephemeral" : ""}`);
   node.dataset.ts = message.ts;
-  const name = state.people[message.user] || message.user || "?";
-  node.append(el("div", "avatar", escapeHtml(name.slice(0, 1).toUpperCase())));
-  const body = el("div", "body");
-  const author = el("div", "author", escapeHtml(name));
+  const name = Mrkdwn.context.people[message.user] || message.user || "?";
+  const author = el("div", "author", name);
   if (message.bot) author.append(el("span", "app-tag", "APP"));
-  body.append(author);
+  const body = el("div", "body", author);
   if (message.ephemeral) body.append(el("div", "only-you", "Only visible to you"));
-  if (message.blocks.length) for (const b of message.blocks) body.append(block(b, message));
-  else body.append(el("div", "block", mrkdwn(message.text)));
+  if (message.blocks.length) body.append(...message.blocks.map((b) => block(b, message)));
+  else body.append(el("div", "block", ...Mrkdwn.mrkdwn(message.text)));
   if (message.replies && message.replies.length) {
     const n = message.replies.length;
     const link = el("button", "thread-count", `${n} ${n === 1 ? "reply" : "replies"}`);
     link.type = "button";
-    link.addEventListener("click", () => { state.thread = message.ts; drawThread(); });
+    link.addEventListener("click", () => openThread(message.ts));
     body.append(link);
   }
-  node.append(body);
+  node.append(el("div", "avatar", name.slice(0, 1).toUpperCase()), body);
   return node;
 }
 
+function personaButton(p) {
+  const b = el("button", "persona", p.name, el("small", "", p.part));
+  b.type = "button";
+  b.dataset.user = p.id;
+  b.setAttribute("aria-pressed", String(p.id === state.viewer));
+  b.addEventListener("click", () => switchTo(p.id));
+  return b;
+}
+
 function draw(snapshot) {
-  state.people = snapshot.people;
+  Mrkdwn.context.people = snapshot.people;
+  Mrkdwn.context.channels = { [snapshot.channel]: snapshot.title };
   state.command = snapshot.command;
   $("channel-name").textContent = snapshot.title;
   $("channel-title").textContent = snapshot.title;
-  const personas = $("personas");
-  personas.replaceChildren(...snapshot.personas.map((p) => {
-    const b = el("button", "persona", `${escapeHtml(p.name)}<small>${escapeHtml(p.part)}</small>`);
-    b.type = "button";
-    b.dataset.user = p.id;
-    b.setAttribute("aria-pressed", String(p.id === state.viewer));
-    b.addEventListener("click", () => switchTo(p.id));
-    return b;
-  }));
-  const list = $("messages");
-  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
-  list.replaceChildren(...snapshot.messages.map(messageNode));
-  if (atBottom) list.scrollTop = list.scrollHeight;
+  $("personas").replaceChildren(...snapshot.personas.map(personaButton));
   state.snapshot = snapshot;
+  channel.redraw(snapshot.messages.map(messageNode));
   drawThread();
 }
 
@@ -216,14 +142,19 @@ function drawThread() {
   const pane = $("thread-pane");
   pane.hidden = !root;
   if (!root) return;
-  const list = $("thread-messages");
-  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
-  list.replaceChildren(
+  if (pane.dataset.root !== root.ts) thread.follow(); // another thread: start at its newest
+  pane.dataset.root = root.ts;
+  const n = root.replies.length;
+  thread.redraw([
     messageNode({ ...root, replies: [] }),
-    el("div", "thread-divider", `${root.replies.length} ${root.replies.length === 1 ? "reply" : "replies"}`),
+    el("div", "thread-divider", `${n} ${n === 1 ? "reply" : "replies"}`),
     ...root.replies.map((reply) => messageNode({ ...reply, replies: [] })),
-  );
-  if (atBottom) list.scrollTop = list.scrollHeight;
+  ]);
+}
+
+function openThread(ts) {
+  state.thread = ts;
+  drawThread();
 }
 
 function showError(text) {
@@ -242,7 +173,7 @@ async function post(path, body) {
   } catch (e) {
     showError(`The sandbox did not answer (${e}). Is \`joinops sandbox --slack\` still running?`);
   }
-  refresh();
+  await refresh();
 }
 
 async function refresh() {
@@ -263,6 +194,7 @@ function switchTo(user) {
   state.viewer = user;
   state.drawn = "";
   history.replaceState(null, "", `#${user}`);
+  channel.follow(); // like opening the channel: at its newest
   refresh();
 }
 
@@ -276,11 +208,13 @@ $("composer").addEventListener("submit", async (event) => {
     return;
   }
   input.value = "";
+  channel.follow(); // Slack takes you to the newest when you send
   await post("/api/command", { user: state.viewer, text: typed.slice(command.length).trim() });
 });
 
 async function start() {
-  const { personas } = await (await fetch("/api/people")).json();
+  const [{ personas }, emoji] = await Promise.all(["/api/people", "/emoji.json"].map(async (path) => (await fetch(path)).json()));
+  Mrkdwn.context.emoji = emoji;
   const hash = location.hash.slice(1);
   state.viewer = personas.some((p) => p.id === hash) ? hash : personas[0].id;
   await refresh();
