@@ -3,6 +3,8 @@ PY ?= .venv/bin/python
 VENV ?= .venv
 # test processes in parallel, each with its own redis-server (0: all in this one)
 PYTEST_WORKERS ?= 4
+# more options for `joinops sandbox --slack`, e.g. SANDBOX_ARGS='--port 8001 --keep-state'
+SANDBOX_ARGS ?=
 
 .PHONY: install lint typecheck test stress check chart-check image bench sandbox clean
 
@@ -43,8 +45,9 @@ image:              ## build the image with no registry (debootstrap base, build
 bench:              ## benchmarks; prints a table and writes bench/results/latest.json
 	$(PY) -m bench
 
-sandbox:            ## simulated clusters on loopback, configured in ./sandbox
-	$(VENV)/bin/joinops sandbox
+sandbox: $(VENV)/.installed  ## the bot, a simulated Slack's page, simulated clusters and a redis-server of its own, in ./sandbox; Ctrl-C stops it all
+	scripts/system-tools.sh redis-server
+	$(VENV)/bin/joinops sandbox --slack $(SANDBOX_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .grimp_cache

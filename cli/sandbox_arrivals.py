@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cli import texts
+from cli import sandbox_texts
 
 HOSTS_DIR = "hosts.d"
 TARGET = "clusterB"  # the announcement proposes moving each host there, as a worker
@@ -70,8 +70,8 @@ class Arrivals:
         for i, name in enumerate(self.hosts):
             if i and self.seconds and self._stopping.wait(self.seconds):
                 return
-            self.say(texts.sandbox_host_arrived(name, self.drop(name)))
-        self.say(texts.sandbox_hosts_all_arrived(len(self.hosts), self.directory))
+            self.say(sandbox_texts.host_arrived(name, self.drop(name)))
+        self.say(sandbox_texts.hosts_all_arrived(len(self.hosts), self.directory))
 
     def drop(self, name: str) -> Path:
         final = self.directory / f"{name}.yaml"

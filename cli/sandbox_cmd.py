@@ -2,22 +2,35 @@
 
 clusterA and clusterB are configured under `clusters:`; the single-node hosts arrive: their
 kubeconfigs are written into the sandbox's `hosts.d` one by one (cli/sandbox_arrivals.py), the
-directory of its `arrivals:`, so the bot announces each one as it comes."""
+directory of its `arrivals:`, so the bot announces each one as it comes. Its Redis is its own
+(cli/sandbox_redis.py); DIR/env tells another shell where the sandbox's configuration and Redis
+are.
+
+Ctrl-C or SIGTERM, at any moment, start-up included, stops everything it started (its Redis,
+with --slack the bot, the page and the worker process) and exits 0; a problem it can name (a
+busy port, no redis-server) is one line and exit 2. It leaves with os._exit once all is
+stopped: a relay lane may still be inside a Slack call waiting out a Retry-After against the
+simulated Slack now gone, and Python would wait for it at exit.
+"""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import sys
 import threading
+import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
 
-from cli import sandbox_arrivals
+from cli import sandbox_arrivals, sandbox_texts
+from joinops.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from cli.sandbox_redis import SandboxRedis
 
 SANDBOX_CLUSTERS: dict[str, tuple[str, str, list[tuple[str, str, str | None]]]] = {
     # name: (version, control-plane endpoint, [(node, role, kubelet)])
@@ -42,6 +55,7 @@ SANDBOX_CLUSTERS: dict[str, tuple[str, str, list[tuple[str, str, str | None]]]] 
 MEMBERS = ("clusterA", "clusterB")  # configured under `clusters:`
 ARRIVING = ("host-1", "host-2", "host-3")  # written into hosts.d, one by one
 ARRIVAL_SECONDS = 5.0
+ENV_FILE = "env"  # `. sandbox/env`: JOINOPS_CONFIG and REDIS_URL of the running sandbox
 
 
 def register(sub: Any) -> None:
@@ -50,16 +64,19 @@ def register(sub: Any) -> None:
         "--dir",
         type=Path,
         default=Path("sandbox"),
-        help="where to write kubeconfig and joinops.yaml (default ./sandbox)",
+        help="where to write kubeconfig, joinops.yaml and env, and keep its Redis "
+        "(default ./sandbox)",
     )
     p.add_argument(
         "--slack",
         action="store_true",
-        help="also run the bot over a simulated Slack, with a web page for its channel "
-        "(needs Redis at REDIS_URL)",
+        help="also run the bot over a simulated Slack, with a web page for its channel, "
+        "and a worker",
     )
     p.add_argument(
+        "--port",
         "--web-port",
+        dest="port",
         type=int,
         default=8000,
         metavar="N",
@@ -72,6 +89,18 @@ def register(sub: Any) -> None:
         metavar="N",
         help="seconds between two hosts arriving in the hosts directory "
         f"(default {ARRIVAL_SECONDS:g}; 0: all at once)",
+    )
+    p.add_argument(
+        "--keep-state",
+        action="store_true",
+        help="start the sandbox's Redis on what the last run left (requests, audit) instead of "
+        "empty; the simulated clusters always start afresh",
+    )
+    p.add_argument(
+        "--redis-url",
+        metavar="URL",
+        help="keep requests in this Redis database, as it is (never flushed), instead of a "
+        "redis-server of the sandbox's own; REDIS_URL is not read",
     )
     p.set_defaults(run=run)
 
@@ -89,79 +118,103 @@ def _seconds(value: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kubesim import NodeSpec, World
+    stop = _Stop()
+    try:
+        code = _sandbox(args, stop)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while it started: all is stopped already
+        code = 0
+    except (ConfigError, UsageError) as e:
+        print(f"joinops: {e}", file=sys.stderr)
+        code = 2
+    except Exception:  # a bug: its traceback, and still nothing left running
+        traceback.print_exc()
+        code = 1
+    _leave(code)
 
-    interrupted = _stop_on_interrupt()
 
+def _sandbox(args: argparse.Namespace, stop: _Stop) -> int:
+    from cli.sandbox_redis import sandbox_redis
+    from kubesim import World
+
+    if args.slack:
+        from cli import sandbox_slack
+
+        sandbox_slack.check_port_free(args.port)
     args.dir.mkdir(parents=True, exist_ok=True)
-    kubeconfig, config = args.dir / "kubeconfig", args.dir / "joinops.yaml"
     hosts = args.dir / sandbox_arrivals.HOSTS_DIR
     sandbox_arrivals.clear(hosts, ARRIVING)
-    from cli import sandbox_workloads
-
-    with World(pod_grace_seconds=1.0, join_seconds=3.0, pod_start_seconds=0.5) as world:
-        for name, (version, endpoint, nodes) in SANDBOX_CLUSTERS.items():
-            cluster = world.add_cluster(
-                name,
-                version=version,
-                control_plane_endpoint=endpoint,
-                nodes=[
-                    NodeSpec(n, role=role, kubelet_version=kubelet) for n, role, kubelet in nodes
-                ],
-            )
-            if name == "clusterA":
-                with cluster.api_client() as api_client:
-                    sandbox_workloads.create(api_client)
-                    world.wait_for(lambda: sandbox_workloads.ready(api_client), timeout=30)
-        world.write_kubeconfig(kubeconfig, only=MEMBERS)
-        channel = _slack_channel() if args.slack else None
-        config.write_text(
-            yaml.safe_dump(
-                {
-                    "clusters": {
-                        name: {"kubeconfig": str(kubeconfig.resolve()), "context": name}
-                        for name in MEMBERS
-                    },
-                    "arrivals": sandbox_arrivals.config(hosts, channel),
-                    "approvers": ["U0SANDBOX1"],
-                    "timeouts": {"approval": "30m", "drain": "2m", "join": "2m"},
-                    "policy": {"min_loan": "30s"},  # a trial loan comes back in a minute
-                },
-                sort_keys=False,
-            )
-        )
+    with (
+        sandbox_redis(args.dir, args.redis_url, args.keep_state) as store,
+        World(pod_grace_seconds=1.0, join_seconds=3.0, pod_start_seconds=0.5) as world,
+    ):
+        config = _configure(world, args.dir, hosts, store, args.slack)
         arrivals = sandbox_arrivals.Arrivals(
             hosts,
             ARRIVING,
             lambda name, path: world.write_kubeconfig(path, only=[name]),
             args.arrival_seconds,
         )
+        redis_line = sandbox_texts.redis_in_use(
+            store.shown, store.own, store.kept, bool(os.environ.get("REDIS_URL"))
+        )
         if args.slack:
-            _serve_slack(config, args, arrivals, interrupted)
+            _serve_slack(config, args, store, arrivals, redis_line, stop)
         else:
-            print(_next_steps(config, hosts, args.arrival_seconds), flush=True)
-            _run(arrivals, interrupted)
+            pace = sandbox_texts.arrival_pace(hosts, args.arrival_seconds)
+            clusters, arriving = list(SANDBOX_CLUSTERS), list(ARRIVING)
+            steps = sandbox_texts.next_steps(clusters, arriving, pace, redis_line, _env(args))
+            print(steps, flush=True)
+            _run(arrivals, stop)
     return 0
 
 
-def _next_steps(config: Path, hosts: Path, seconds: float) -> str:
-    return (
-        f"Simulated clusters are running: {', '.join(SANDBOX_CLUSTERS)}.\n"
-        f"Hosts {', '.join(ARRIVING)} arrive in {hosts} {_pace(seconds)}.\n"
-        f"In another shell:\n"
-        f"  export JOINOPS_CONFIG={config.resolve()}\n"
-        f"  joinops clusters\n"
-        f"  joinops arrivals\n"
-        f"  joinops plan a-w-1 --from clusterA --to clusterB\n"
-        f"  joinops plan a-w-2 --from clusterA --to clusterB   # refused: a bare pod\n"
-        f"  joinops plan a-cp-1 --from clusterA --to clusterB   # refused: last control plane\n"
-        f"  joinops plan node-1 --from host-1 --to clusterB --as control-plane\n"
-        f"Press Ctrl-C to stop."
+def _configure(world: Any, directory: Path, hosts: Path, store: SandboxRedis, slack: bool) -> Path:
+    """The clusters, their kubeconfig, joinops.yaml, and DIR/env for another shell."""
+    from cli import sandbox_workloads
+    from kubesim import NodeSpec
+
+    kubeconfig, config = directory / "kubeconfig", directory / "joinops.yaml"
+    for name, (version, endpoint, nodes) in SANDBOX_CLUSTERS.items():
+        cluster = world.add_cluster(
+            name,
+            version=version,
+            control_plane_endpoint=endpoint,
+            nodes=[NodeSpec(n, role=role, kubelet_version=kubelet) for n, role, kubelet in nodes],
+        )
+        if name == "clusterA":
+            with cluster.api_client() as api_client:
+                sandbox_workloads.create(api_client)
+                world.wait_for(lambda: sandbox_workloads.ready(api_client), timeout=30)
+    world.write_kubeconfig(kubeconfig, only=MEMBERS)
+    channel = _slack_channel() if slack else None
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": {
+                    name: {"kubeconfig": str(kubeconfig.resolve()), "context": name}
+                    for name in MEMBERS
+                },
+                "arrivals": sandbox_arrivals.config(hosts, channel),
+                "approvers": ["U0SANDBOX1"],
+                "timeouts": {"approval": "30m", "drain": "2m", "join": "2m"},
+                "policy": {"min_loan": "30s"},  # a trial loan comes back in a minute
+            },
+            sort_keys=False,
+        )
     )
+    _write_private(directory / ENV_FILE, sandbox_texts.env_file(config, store.url))
+    return config
 
 
-def _pace(seconds: float) -> str:
-    return f"one every {seconds:g} s" if seconds else "all at once"
+def _env(args: argparse.Namespace) -> Path:
+    return Path(args.dir) / ENV_FILE
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Readable by its owner only: a Redis URL named with --redis-url may hold a password."""
+    path.unlink(missing_ok=True)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+        file.write(text)
 
 
 def _slack_channel() -> str:
@@ -171,40 +224,56 @@ def _slack_channel() -> str:
 
 
 def _serve_slack(
-    config: Path, args: argparse.Namespace, arrivals: Any, interrupted: threading.Event
+    config: Path,
+    args: argparse.Namespace,
+    store: SandboxRedis,
+    arrivals: Any,
+    redis_line: str,
+    stop: _Stop,
 ) -> None:
-    from cli import sandbox_slack, texts
-    from joinops.settings import Secrets
+    from cli import sandbox_slack
 
-    redis_url = Secrets().redis_url
     log = args.dir / "worker.log"
-    with sandbox_slack.slack_sandbox(config, redis_url, args.web_port, log) as url:
-        print(texts.sandbox_slack_ready(url, config, log), flush=True)
-        _run(arrivals, interrupted)
-    # Everything is stopped in order above; a relay lane may still be inside a Slack call that
-    # waits out a Retry-After against the simulated Slack now gone, and Python would wait for
-    # it at exit. Its stream entry stays unacknowledged (the next relay delivers it), so leave.
-    sys.stdout.flush()
-    os._exit(0)
+    fresh = not args.keep_state
+    with sandbox_slack.slack_sandbox(config, store.url, args.port, log, fresh) as url:
+        print(sandbox_texts.slack_ready(url, log, redis_line, _env(args)), flush=True)
+        _run(arrivals, stop)
 
 
-def _run(arrivals: Any, interrupted: threading.Event) -> None:
+def _run(arrivals: Any, stop: _Stop) -> None:
     """The hosts arrive while the sandbox runs; Ctrl-C (or SIGTERM) stops both."""
     arrivals.start()
     try:
-        with contextlib.suppress(KeyboardInterrupt):
-            interrupted.wait()
+        stop.started()
+        stop.requested.wait()
     finally:
         arrivals.stop()
 
 
-def _stop_on_interrupt() -> threading.Event:
-    """Set on Ctrl-C or SIGTERM, from the first moment: one that comes while the sandbox starts
-    (after it printed its page's address, before it waits) stops it once started, instead of
-    being lost. Both handlers are set: a process started in the background of a
-    non-interactive shell inherits SIGINT ignored, and Python then never raises
-    KeyboardInterrupt, so the sandbox would not stop."""
-    interrupted = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: interrupted.set())
-    return interrupted
+class _Stop:
+    """Ctrl-C or SIGTERM, handled from the first moment. While the sandbox starts, the first one
+    raises KeyboardInterrupt at once, so the start-up unwinds and stops what it started; once
+    started, it sets `requested`, which the main thread waits on. Later ones change nothing:
+    the stopping is never interrupted. Both handlers are set: a process started in the
+    background of a non-interactive shell inherits SIGINT ignored, and would never stop."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self._starting = True
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._handle)
+
+    def started(self) -> None:
+        self._starting = False
+
+    def _handle(self, *_: object) -> None:
+        first = not self.requested.is_set()
+        self.requested.set()
+        if first and self._starting:
+            raise KeyboardInterrupt
+
+
+def _leave(code: int) -> NoReturn:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -15,14 +15,14 @@ def register(sub: Any) -> None:
     p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
     p.add_argument(
         "--log-format",
-        choices=["json", "text"],
-        default="json",
-        help="log lines as JSON objects (default) or plain text",
+        choices=("json", "text"),
+        help="log lines as JSON objects or plain text (default: text at a terminal, else JSON)",
     )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from joinops import logs
     from workers.main import run_worker
 
     run_worker(
@@ -30,6 +30,6 @@ def run(args: argparse.Namespace) -> int:
         burst=args.burst,
         name=args.name,
         metrics_port=args.metrics_port,
-        json_logs=args.log_format == "json",
+        json_logs=logs.json_wanted(args.log_format),
     )
     return 0

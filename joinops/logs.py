@@ -1,4 +1,10 @@
-"""Structured JSON logs, with the request id on every line logged while a request is handled."""
+"""The logs: JSON lines for a collector, readable lines for a person at a terminal; the request
+id on every line logged while a request is handled.
+
+`--log-format json|text` chooses; without it, a terminal (stderr is a tty) gets text lines
+(`10:04:41 INFO    req-1a2b3c4d drained a-w-1`) and anything else (a pipe, a file, a log
+collector) JSON objects.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,19 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 from pythonjsonlogger.json import JsonFormatter
 
 current_request: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
+
+
+def json_wanted(log_format: str | None, stream: TextIO | None = None) -> bool:
+    """`--log-format`'s choice; none given: JSON unless `stream` (stderr) is a terminal."""
+    if log_format:
+        return log_format == "json"
+    stream = sys.stderr if stream is None else stream
+    return not stream.isatty()
 
 
 class RequestIdFilter(logging.Filter):
@@ -19,8 +34,20 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+class TextFormatter(logging.Formatter):
+    """One line for a person: time, level, the request id (when a request is handled), message."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(request)s%(message)s", "%H:%M:%S")
+
+    def format(self, record: logging.LogRecord) -> str:
+        request_id = getattr(record, "request_id", "")
+        record.request = f"{request_id} " if request_id else ""
+        return super().format(record)
+
+
 def configure(level: str = "INFO", json_lines: bool = True) -> None:
-    """Log to stderr: one JSON object per line (or plain text for a terminal)."""
+    """Log to stderr: one JSON object per line, or `TextFormatter`'s lines (see `json_wanted`)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RequestIdFilter())
     if json_lines:
@@ -31,9 +58,7 @@ def configure(level: str = "INFO", json_lines: bool = True) -> None:
             )
         )
     else:
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
-        )
+        handler.setFormatter(TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -1,8 +1,8 @@
 """A private `redis-server`: started on a free loopback port in a directory of its own, owned by
 whoever started it, never a Redis a user runs.
 
-The tests and the benchmarks each start one, so nothing they flush, stop or restart can be a
-user's data. `PrivateRedis.restart()` is an operator's restart (SHUTDOWN, which
+The tests, the benchmarks and the sandbox each start one, so nothing they flush, stop or restart
+can be a user's data. `PrivateRedis.restart()` is an operator's restart (SHUTDOWN, which
 writes the append-only file, then the same port and directory again).
 """
 
@@ -20,6 +20,8 @@ from pathlib import Path
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+
+from joinops.children import ended_with_parent
 
 START_TIMEOUT = 30.0  # seconds for redis-server to answer: generous for a loaded machine
 STOP_TIMEOUT = 30.0  # seconds for it to exit after SHUTDOWN or SIGTERM
@@ -48,12 +50,17 @@ class PrivateRedis:
     """One `redis-server` process, on 127.0.0.1 and a free port, with its files in `directory`.
 
     `durable=True` keeps an append-only file fsynced on every write (the fault tests restart it
-    and expect everything back); otherwise it keeps nothing on disk.
+    and expect everything back; the sandbox's next run may start on it); otherwise it keeps
+    nothing on disk. `ends_with_parent=True`: the kernel stops it if this process is killed
+    before it could (joinops/children.py); start it from the main thread then.
     """
 
-    def __init__(self, directory: Path, durable: bool = False) -> None:
+    def __init__(
+        self, directory: Path, durable: bool = False, ends_with_parent: bool = False
+    ) -> None:
         self.directory = directory
         self.durable = durable
+        self.ends_with_parent = ends_with_parent
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self.binary = redis_server_binary()
@@ -133,7 +140,7 @@ class PrivateRedis:
             if self.durable
             else ["--appendonly", "no"]
         )
-        return [
+        argv = [
             self.binary,
             "--port",
             str(self.port),
@@ -147,6 +154,7 @@ class PrivateRedis:
             "no",
             *persistence,
         ]
+        return ended_with_parent(argv) if self.ends_with_parent else argv
 
     def _until_answering(self) -> bool:
         """True once it answers, False if it exited first; it announces readiness only in its

@@ -98,7 +98,7 @@ def test_sandbox_starts_clusters_a_newcomer_can_plan_against(tmp_path):
         assert plan.stdout.startswith("ALLOWED: move a-w-1 from clusterA to clusterB")
     finally:
         sandbox.terminate()
-        sandbox.wait(timeout=10)
+        sandbox.wait(timeout=60)  # SIGTERM stops it and its own redis-server
 
 
 def test_sandbox_runs_a_deployment_under_a_budget_and_one_bare_pod(tmp_path):
@@ -128,4 +128,4 @@ def test_sandbox_runs_a_deployment_under_a_budget_and_one_bare_pod(tmp_path):
         assert bare.metadata.name == "debug" and bare.spec.node_name not in ("a-w-1", None)
     finally:
         sandbox.terminate()
-        sandbox.wait(timeout=10)
+        sandbox.wait(timeout=60)  # SIGTERM stops it and its own redis-server

@@ -1,5 +1,8 @@
 """The README's "Run it" commands, run as written (as subprocesses), succeed: the sandbox
-starts, and a-w-1 moves from clusterA to clusterB although its web pods sit under a budget."""
+starts with a Redis of its own, the worker runs in a second shell, and a-w-1 moves from clusterA
+to clusterB although its web pods sit under a budget.
+
+`make sandbox` is tests/sandbox/test_sandbox_lifecycle.py's, `make test` is this suite."""
 
 from __future__ import annotations
 
@@ -9,10 +12,6 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-
-import redis
-
-from tests.support import session_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 JOINOPS = str(Path(sys.executable).with_name("joinops"))
@@ -50,22 +49,44 @@ def stop(process: subprocess.Popen[str]) -> str | None:
         return f"{process.args} did not stop within {STOP_SECONDS} s of SIGTERM"
 
 
-def test_readme_sandbox_commands_move_a_node(tmp_path: Path) -> None:
+def sourced(env: dict[str, str], env_file: Path) -> dict[str, str]:
+    """`env` with `. env_file` applied: the `export K=V` lines the sandbox wrote."""
+    exported = dict(env)
+    for line in env_file.read_text().splitlines():
+        if line.startswith("export "):
+            key, _, value = line.removeprefix("export ").partition("=")
+            exported[key] = shlex.split(value)[0]
+    return exported
+
+
+def test_readme_starts_with_the_two_commands_and_make_sandbox_runs_the_slack_sandbox() -> None:
     commands = readme_commands()
-    assert commands[0] == "make install"  # done already: this suite runs in that .venv
-    assert commands[1].startswith("redis-server")  # so is Redis: JOINOPS_session_redis.url()
-    slack = ".venv/bin/joinops sandbox --slack"
-    assert slack in commands  # tests/sandbox/test_sandbox_slack_browser.py drives that one
-    commands = [commands[0], *(c for c in commands[2:] if c != slack)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "REDIS_URL": session_redis.url()}
-    redis.Redis.from_url(session_redis.url()).flushdb()
+    assert commands[:2] == ["make sandbox", "make test"]
+    assert not [c for c in commands if c.startswith("redis-server")]  # the sandbox has its own
+    recipe = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", "sandbox"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert recipe.returncode == 0, recipe.stderr
+    assert [line.split() for line in recipe.stdout.splitlines()[-2:]] == [
+        ["scripts/system-tools.sh", "redis-server"],
+        [".venv/bin/joinops", "sandbox", "--slack"],
+    ]
+
+
+def test_readme_sandbox_commands_move_a_node(tmp_path: Path) -> None:
+    commands = [c for c in readme_commands() if not c.startswith("make ")]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("REDIS_URL", None)
     background: list[subprocess.Popen[str]] = []
     results: dict[str, subprocess.CompletedProcess[str]] = {}
     try:
-        for command in commands[1:]:
-            if command.startswith("export "):
-                key, _, value = command.removeprefix("export ").partition("=")
-                env[key] = value.replace("$PWD", str(tmp_path))
+        for command in commands:
+            if command.startswith(". "):
+                env = sourced(env, tmp_path / command.removeprefix(". "))
             elif command.endswith(" sandbox"):
                 sandbox = subprocess.Popen(
                     argv(command, tmp_path),
@@ -77,11 +98,15 @@ def test_readme_sandbox_commands_move_a_node(tmp_path: Path) -> None:
                 )
                 background.append(sandbox)
                 assert sandbox.stdout is not None
-                assert sandbox.stdout.readline().startswith("Simulated clusters are running")
-            elif command.endswith("&"):
+                printed = [sandbox.stdout.readline()]
+                assert printed[0].startswith("Simulated clusters are running"), printed
+                while not printed[-1].startswith("Press Ctrl-C"):  # its env file is written
+                    printed.append(sandbox.stdout.readline())
+                    assert printed[-1], "".join(printed)  # it ended
+            elif command.endswith(" worker"):  # a second shell's, left running
                 background.append(
                     subprocess.Popen(
-                        argv(command.rstrip("& "), tmp_path),
+                        argv(command, tmp_path),
                         cwd=tmp_path,
                         env=env,
                         stdout=subprocess.DEVNULL,

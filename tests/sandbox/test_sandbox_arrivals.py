@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import queue
-import re
-import signal
 import subprocess
 import sys
 import threading
@@ -19,62 +15,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 import yaml
 
-from tests.support import session_redis
+from tests.support.sandbox_process import SandboxProcess
 
 ALICE = "U0SANDREQ1"
 
 
-class Sandbox:
-    """A `joinops sandbox` process and the lines it printed, each with when it came."""
-
-    def __init__(self, cwd: Path, *args: str) -> None:
-        self.env = {**os.environ, "REDIS_URL": session_redis.url(), "PYTHONUNBUFFERED": "1"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "cli", "sandbox", *args],
-            cwd=cwd,
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
-        self.seen: list[tuple[float, str]] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout or []:
-            self.lines.put((time.monotonic(), line.rstrip("\n")))
-
-    def wait_line(self, pattern: str, timeout: float = 60) -> tuple[float, re.Match[str]]:
-        """The next printed line matching `pattern` (earlier lines are kept in `seen`)."""
-        while True:
-            at, line = self.lines.get(timeout=timeout)
-            self.seen.append((at, line))
-            found = re.search(pattern, line)
-            if found:
-                return at, found
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGINT)
-        assert self.process.wait(timeout=60) == 0, "\n".join(line for _, line in self.seen)
-
-
 @pytest.fixture
-def start(tmp_path: Path) -> Iterator[Callable[..., Sandbox]]:
-    redis.Redis.from_url(session_redis.url()).flushdb()
-    started: list[Sandbox] = []
+def start(tmp_path: Path) -> Iterator[Callable[..., SandboxProcess]]:
+    """Sandboxes in tmp_path/sb, each on a Redis of its own (a shared one would let a sandbox
+    still stopping change another test's keys); each is stopped by Ctrl-C, and must exit 0."""
+    started: list[SandboxProcess] = []
 
-    def go(*args: str) -> Sandbox:
-        started.append(Sandbox(tmp_path, "--dir", "sb", *args))
+    def go(*args: str) -> SandboxProcess:
+        started.append(SandboxProcess(tmp_path, "--dir", "sb", *args))
         return started[-1]
 
     yield go
     for sandbox in started:
-        sandbox.stop()
-    redis.Redis.from_url(session_redis.url()).flushdb()
+        assert sandbox.stop() == 0, sandbox.output()
 
 
 def test_the_hosts_arrive_one_by_one_in_the_configured_hosts_directory(start, tmp_path):
@@ -96,7 +56,8 @@ def test_the_hosts_arrive_one_by_one_in_the_configured_hosts_directory(start, tm
         "propose": {"to": "clusterB", "as": "worker"},
         "poll": "1s",
     }
-    env = {**sandbox.env, "JOINOPS_CONFIG": str(tmp_path / "sb" / "joinops.yaml")}
+    env = sandbox.sourced(tmp_path / "sb" / "env")
+    assert env["JOINOPS_CONFIG"] == str((tmp_path / "sb" / "joinops.yaml").resolve())
     listed = subprocess.run(
         [sys.executable, "-m", "cli", "arrivals"], env=env, capture_output=True, text=True
     )
