@@ -79,8 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cli.health_cmd import check
 
         return check()
-    parser = build_parser()
-    args = parser.parse_args(args_list)
+    try:
+        args = build_parser().parse_args(args_list)  # imports every command: a second or more
+    except KeyboardInterrupt:  # Ctrl-C before anything started: nothing to say
+        return 130
     try:
         return int(args.run(args))
     except (ConfigError, UsageError) as e:
@@ -105,11 +107,7 @@ def _is_redis_down(error: BaseException) -> bool:
 def _redis_down_text(error: BaseException) -> str:
     """Where Redis was looked for (host and port only: the URL may hold a password) and why not."""
     import os
-    import urllib.parse
 
-    from cli import texts
+    from cli import redis_reach
 
-    url = urllib.parse.urlparse(os.environ.get("REDIS_URL", "redis://localhost:6379/0"))
-    where = f"{url.hostname or 'localhost'}:{url.port or 6379}"
-    reason = str(error).split(". ", 1)[-1].rstrip(".") or type(error).__name__
-    return texts.redis_unreachable(where, reason)
+    return redis_reach.unreachable(os.environ.get("REDIS_URL", "redis://localhost:6379/0"), error)

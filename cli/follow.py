@@ -26,10 +26,13 @@ def follow(connection: redis.Redis, request_id: str, after: str = "0-0") -> int:
     event is a line.
     """
     with reporter_for(sys.stdout) as reporter:
-        return _follow(connection, request_id, after, reporter)
+        return follow_with(reporter, connection, request_id, after)
 
 
-def _follow(connection: redis.Redis, request_id: str, after: str, reporter: Reporter) -> int:
+def follow_with(
+    reporter: Reporter, connection: redis.Redis, request_id: str, after: str = "0-0"
+) -> int:
+    """`follow`, shown by `reporter` (cli.ctrl_c goes on with the same one after a Ctrl-C)."""
     idle, hinted, taken = 0, False, False
     for event in RedisEventLog(connection).follow(request_id, after=after):
         if event is None:

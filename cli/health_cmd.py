@@ -17,13 +17,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check() -> int:
+    """0 when Redis answers a PING; otherwise 1, and which Redis (host:port) failed, and how."""
     import redis
 
+    from cli import redis_reach
     from joinops.settings import Secrets
 
+    url = Secrets().redis_url
     try:
-        redis.Redis.from_url(Secrets().redis_url, socket_timeout=2).ping()
+        redis_reach.ping(url)
     except redis.RedisError as e:
-        print(f"joinops: Redis does not answer: {type(e).__name__}", file=sys.stderr)
+        print(f"joinops: {redis_reach.unreachable(url, e)}", file=sys.stderr)
         return 1
     return 0

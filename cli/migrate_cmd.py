@@ -4,20 +4,21 @@ joinops migrate NODE --from SRC --to DST [--as ROLE] [--force] [--yes]
 joinops migrate NODE NODE... [--from SRC] --to DST [--as ROLE] [--force] [--yes]
 joinops migrate --all --from SRC --to DST [--force] [--yes]
 `--for DURATION` (any form) lends the nodes: each moves back to its source when it is up.
+Redis is asked first (a PING); Ctrl-C while it follows is a decision (cli.ctrl_c).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import redis
 
-from cli import texts
+from cli import ctrl_c, redis_reach, texts
 from cli.common import add_force_argument, add_role_argument, load
-from cli.follow import follow
 from cli.plan_cmd import render
 from cli.requests import operator
 from joinops.errors import UsageError
@@ -98,6 +99,7 @@ def _run_one(args: argparse.Namespace) -> int:
     length = _loan(args, settings)
     ask = MigrationAsk(args.nodes[0], args.source, args.target, args.role, force=args.force)
     validate_ask(ask, registry.names_to_parse)
+    connection = _store(settings)
     verdict = check(
         ask,
         registry.get(ask.source),
@@ -111,35 +113,39 @@ def _run_one(args: argparse.Namespace) -> int:
     if not args.yes and not _confirmed(f"Move {ask.node} from {ask.source} to {ask.target}?"):
         print("Not started.")
         return 1
-    connection = redis.Redis.from_url(settings.secrets.redis_url)
     user = operator()
-    request = RequestStore(connection).create(
-        Request(
-            id="",
-            node=ask.node,
-            source=ask.source,
-            target=ask.target,
-            role=ask.role,
-            state=State.APPROVED,
-            requester=user,
-            decided_by=user,
-            destroys_source=verdict.destroys_source,
-            from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
-            force=ask.force,
+
+    def create() -> Request:
+        request = RequestStore(connection).create(
+            Request(
+                id="",
+                node=ask.node,
+                source=ask.source,
+                target=ask.target,
+                role=ask.role,
+                state=State.APPROVED,
+                requester=user,
+                decided_by=user,
+                destroys_source=verdict.destroys_source,
+                from_control_plane=bool(verdict.node and verdict.node.is_control_plane),
+                force=ask.force,
+            )
         )
+        _lend(connection, [request], length)
+        return request
+
+    code = _queue_and_follow(
+        args, connection, create, lambda i: enqueue_migration(connection, settings, i)
     )
-    _lend(connection, [request], length)
-    _audit_cli_start(connection, request)
-    enqueue_migration(connection, settings, request.id)
-    code = _follow_or_return(args, connection, request.id)
     if length is not None and code == 0 and not args.no_follow:
-        print(texts.lent_for(request.node, request.source, spell(length)))
+        print(texts.lent_for(ask.node, ask.source, spell(length)))
     return code
 
 
 def _run_batch(args: argparse.Namespace) -> int:
     settings, registry = load()
     length = _loan(args, settings)
+    connection = _store(settings)
     limit = settings.max_batch_nodes  # more is a UsageError (exit 2): nothing is created
     if args.all:
         if args.source is None:
@@ -171,22 +177,45 @@ def _run_batch(args: argparse.Namespace) -> int:
     if not args.yes and not _confirmed(f"Move {len(plan.items)} nodes to {plan.target}?"):
         print("Not started.")
         return 1
-    connection = redis.Redis.from_url(settings.secrets.redis_url)
     user = operator()
-    batch = batches.create_batch(
-        RequestStore(connection), plan, requester=user, decided_by=user, state=State.APPROVED
+
+    def create() -> Request:
+        store = RequestStore(connection)
+        batch = batches.create_batch(
+            store, plan, requester=user, decided_by=user, state=State.APPROVED
+        )
+        children = [store.get(i) for i in batch.extra.get("children", "").split(",") if i]
+        _lend(connection, [c for c in children if c is not None], length)
+        return batch
+
+    return _queue_and_follow(
+        args, connection, create, lambda i: enqueue_batch_advance(connection, i)
     )
-    store = RequestStore(connection)
-    children = [store.get(i) for i in batch.extra.get("children", "").split(",") if i]
-    _lend(connection, [c for c in children if c is not None], length)
-    _audit_cli_start(connection, batch)
-    enqueue_batch_advance(connection, batch.id)
-    return _follow_or_return(args, connection, batch.id)
 
 
-def _follow_or_return(args: argparse.Namespace, connection: redis.Redis, request_id: str) -> int:
-    print(f"Request {request_id} queued.", flush=True)
-    return 0 if args.no_follow else follow(connection, request_id)
+def _store(settings: Settings) -> redis.Redis:
+    """Redis, asked first: one that does not answer is said at once, before any cluster is
+    read (a PING with a short timeout; `cli.main` says where it looked)."""
+    redis_reach.ping(settings.secrets.redis_url)
+    return redis.Redis.from_url(settings.secrets.redis_url)
+
+
+def _queue_and_follow(
+    args: argparse.Namespace,
+    connection: redis.Redis,
+    create: Callable[[], Request],
+    enqueue: Callable[[str], object],
+) -> int:
+    """Make the request and queue it, whole even if Ctrl-C comes meanwhile (then it decides
+    at once, as it does while the request is followed: cli.ctrl_c)."""
+    with ctrl_c.presses_held() as presses:
+        request = create()
+        _audit_cli_start(connection, request)
+        enqueue(request.id)
+        print(f"Request {request.id} queued.", flush=True)
+    if args.no_follow and not presses:
+        return 0
+    return ctrl_c.follow(connection, request.id, pressed=bool(presses))
 
 
 def _audit_cli_start(connection: redis.Redis, request: Request) -> None:

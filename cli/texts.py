@@ -3,8 +3,6 @@ own words (its commands are `joinops …`, never Slack's `/join …`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from joinops.requests.model import Role
 
 NO_WORKER = "No worker has started it yet: is `joinops worker` running?"
@@ -18,27 +16,6 @@ def live_status(number: int, count: int, step: str, detail: str, elapsed: str) -
     """The live line: `3/7 drain · 2/5 pods gone · 0:12` (no number for a batch's lines)."""
     where = f"{number}/{count} {step}" if number else step
     return " · ".join(part for part in (where or "waiting for a worker", detail, elapsed) if part)
-
-
-def sandbox_needs_redis(redis_url: str, why: str) -> str:
-    return (
-        f"REDIS_URL: nothing answers at {redis_url} ({why}); the bot and its worker keep "
-        "requests in Redis: start one (`redis-server`) or point REDIS_URL at one"
-    )
-
-
-def sandbox_slack_ready(url: str, config: Path, worker_log: Path) -> str:
-    return (
-        f"The bot is serving a simulated Slack. Open its channel: {url}\n"
-        f"  as alice (a requester) type `/join a-w-1 from clusterA to clusterB`,\n"
-        f"  switch to bob (the approver) and click Approve; the thread fills as it runs.\n"
-        f"Hosts arrive one by one and are announced there: Move into clusterB as worker\n"
-        f"  opens a request for bob to approve.\n"
-        f"A worker runs the migrations (its log: {worker_log}). The terminal works too:\n"
-        f"  export JOINOPS_CONFIG={config.resolve()}\n"
-        f"  joinops list\n"
-        f"Press Ctrl-C to stop."
-    )
 
 
 def bad_role(value: str) -> str:
@@ -178,12 +155,47 @@ def arrival_note(note: str) -> str:
     return f"    {note}"
 
 
-# ---- the sandbox's arriving hosts (`joinops sandbox`) ----------------------------------------
+# ---- Ctrl-C at `joinops migrate` (cli.ctrl_c) ------------------------------------------------
 
 
-def sandbox_host_arrived(name: str, path: Path) -> str:
-    return f"Host {name} arrived: its kubeconfig is {path}"
+def ctrl_c(words: str) -> str:
+    """What Ctrl-C decided, as the terminal says it (the cancel's own words, framed)."""
+    return f"Ctrl-C: {words}"
 
 
-def sandbox_hosts_all_arrived(count: int, directory: Path) -> str:
-    return f"All {count} hosts have arrived in {directory} (`joinops arrivals` lists them)."
+def step_position(number: int, count: int, step: str, done: bool) -> str:
+    return f"just past step {number}/{count} {step}" if done else f"at step {number}/{count} {step}"
+
+
+def move_continues(request_id: str, node: str, target: str, position: str) -> str:
+    where = f", now {position}" if position else ""
+    return (
+        f"Too late to cancel `{request_id}`: `{node}` is past the point of no return (its node "
+        f"agent has started), so its move to {target} continues{where}. "
+        f"`joinops status {request_id}` shows where it is."
+    )
+
+
+def batch_continues(request_id: str, nodes: list[str]) -> str:
+    names = ", ".join(f"`{n}`" for n in nodes)
+    if len(nodes) == 1:
+        past = "is past the point of no return (its node agent has started), so its move continues"
+    else:
+        past = (
+            "are past the point of no return (their node agents have started), so their moves "
+            "continue"
+        )
+    return (
+        f"Too late to cancel `{request_id}`: {names} {past}. "
+        f"`joinops status {request_id}` shows where it is."
+    )
+
+
+def left_undecided(request_id: str) -> str:
+    return (
+        f"left before the cancel of `{request_id}` was decided: `joinops status {request_id}` "
+        "shows whether it goes on."
+    )
+
+
+FOLLOWING_ON = "Following it here to its end; Ctrl-C again leaves at once (it goes on regardless)."

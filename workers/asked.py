@@ -8,27 +8,35 @@ from __future__ import annotations
 
 from joinops.asking import Answer
 from joinops.clusters.survey import survey as survey_clusters
+from joinops.errors import UsageError
 from joinops.ignition import readiness
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import Role
 from joinops.rules import batch as batches
-from joinops.rules.check import check
+from joinops.rules.check import Verdict, check
 from workers import context
 
 
 def check_move(ask: MigrationAsk) -> Answer:
-    """Every rule for one migration, read from both clusters (joinops.rules.check)."""
+    """Every rule for one migration, read from both clusters (joinops.rules.check). A node in
+    neither cluster is a mistyped name: refused as one (its text suggests the names meant), so
+    the bot answers the person alone and posts no refusal."""
     ctx = context.current()
     clusters, agent = ctx.clusters, ctx.settings.agent
-    return Answer.of(
-        lambda: check(
+
+    def checked() -> Verdict:
+        verdict = check(
             ask,
             clusters.get(ask.source),
             clusters.get(ask.target),
             agent_namespace=agent.namespace,
             agent_image=agent.image,
         )
-    )
+        if verdict.unknown_node is not None:
+            raise UsageError(verdict.unknown_node.text)
+        return verdict
+
+    return Answer.of(checked)
 
 
 def locate(nodes: list[str], target: str) -> Answer:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from joinops.closeness import the_close_name
 from joinops.errors import UsageError
 from joinops.requests.model import Role, node_name_problem
 
@@ -22,8 +22,9 @@ class MigrationAsk:
 
 
 def unknown_cluster(name: str, known: Sequence[str]) -> UsageError:
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f" Did you mean {close[0]}?" if close else ""
+    """Named with the known clusters; a guess only when one of them is clearly what was meant."""
+    close = the_close_name(name, known)
+    hint = f" Did you mean {close}?" if close else ""
     return UsageError(f"unknown cluster {name!r}.{hint} Known clusters: {', '.join(known)}")
 
 

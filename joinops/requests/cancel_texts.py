@@ -30,8 +30,20 @@ def cannot_cancel_agent(
     )
 
 
-def cannot_cancel_finished(request_id: str, state: str) -> str:
-    return f"Request `{request_id}` is {state}: there is nothing to cancel."
+_ENDED = {  # an ended request's state, as a sentence says it happened
+    "succeeded": "already succeeded",
+    "failed": "already failed",
+    "cancelled": "was cancelled already",
+    "rejected": "was rejected already",
+    "expired": "already expired",
+}
+
+
+def cannot_cancel_finished(request_id: str, state: str, when: str = "") -> str:
+    """`when`: the time it ended, as the surface shows times ("" when not known)."""
+    how = _ENDED.get(state, f"is {state}")
+    at = f" at {when}" if when else ""
+    return f"Request `{request_id}` {how}{at}: there is nothing to cancel."
 
 
 def batch_cancelling(

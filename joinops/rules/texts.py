@@ -7,17 +7,37 @@ The CLI and the Slack bot both show these; the bot's own interface strings live 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
 from joinops.requests.model import Role, Version
 from joinops.wording import count_pods, named
 
 # --- a node and its two clusters ---
 
 
-def node_missing(node: str, source: str) -> str:
+def node_missing(node: str, source: str, close: Sequence[str] = ()) -> str:
+    """A name not in the source; `close`: its nodes of nearly that name, closest first."""
+    if close:
+        return f"`{node}` is not a node of {source}. Did you mean {_either(close)}?"
     return (
         f"`{node}` is not a node of {source}. Names must match exactly what "
         f"`kubectl get nodes` shows in {source}."
     )
+
+
+def node_missing_but_in_target(node: str, source: str, target: str) -> str:
+    return (
+        f"`{node}` is not a node of {source}, and {target} already has a node of that name: "
+        f"if it is the same machine, it is in {target} already (`kubectl get node {node}` "
+        f"there shows it)."
+    )
+
+
+def already_moved(node: str, target: str, request_id: str, joined: datetime | None) -> str:
+    """The node joinops moved into `target` (by `request_id`): never to be deleted."""
+    when = f" at {joined.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if joined else ""
+    return f"`{node}` is already in {target} (moved by {request_id}{when}): nothing to move."
 
 
 def name_taken(node: str, target: str) -> str:
@@ -25,6 +45,11 @@ def name_taken(node: str, target: str) -> str:
         f"{target} already has a node named `{node}`. The node keeps its name when it moves, "
         f"so remove the old `{node}` from {target} first (`kubectl delete node {node}`)."
     )
+
+
+def _either(names: Sequence[str]) -> str:
+    quoted = [f"`{n}`" for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 def allowed_kubelets(target: Version) -> str:
@@ -280,8 +305,17 @@ def batch_too_large(count: int, limit: int, source: str = "") -> str:
     )
 
 
-def batch_node_nowhere(node: str, looked_in: list[str]) -> str:
-    return f"`{node}` is not a node of any configured cluster (looked in {', '.join(looked_in)})."
+def batch_node_nowhere(node: str, looked_in: list[str], close: Sequence[str] = ()) -> str:
+    """A name in no cluster; `close`: nodes of nearly that name in those, closest first."""
+    guess = f" Did you mean {_either(close)}?" if close else ""
+    return (
+        f"`{node}` is not a node of any configured cluster (looked in {', '.join(looked_in)})."
+        f"{guess}"
+    )
+
+
+def batch_node_in_target(node: str, target: str) -> str:
+    return f"`{node}` is in {target} already, and in no other cluster: nothing to move."
 
 
 def batch_node_ambiguous(node: str, clusters: list[str]) -> str:

@@ -43,7 +43,8 @@ def _cancelled_now(request_id: str) -> str:
 
 
 def _nothing_to_cancel(request_id: str, state: str) -> str:
-    return f"Request `{request_id}` is {state}: there is nothing to cancel."
+    how = {"cancelled": "was cancelled already", "succeeded": "already succeeded"}[state]
+    return f"Request `{request_id}` {how}: there is nothing to cancel."
 
 
 def _final(replies: list[str]) -> bool:

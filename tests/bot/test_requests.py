@@ -24,7 +24,6 @@ from tests.bot.harness import (
 )
 
 REFUSED = [
-    ("ghost from clusterA to clusterB", "`ghost` is not a node of clusterA"),
     ("taken from clusterA to clusterB", "clusterB already has a node named `taken`"),
     ("b-w-1 from clusterB to clusterA", "Kubelet v1.32.2 on `b-w-1` is newer than clusterA's"),
     ("b-cp-1 from clusterB to host-1", "`b-cp-1` is the last control plane of clusterB"),
@@ -111,8 +110,6 @@ def test_only_approvers_decide_and_group_members_are_approvers(bot):
     assert bot.request(request.id).state is State.APPROVED
     assert bot.jobs() == [request.id]
     assert bot.answers(rid) == []
-    replies = bot.wait_thread(request.id, lambda r: r)
-    assert replies[0].startswith(f"Approved by <@{GROUP_MEMBER}>")
     assert len(bot.sim.calls_to("usergroups.users.list")) == 1  # cached between clicks
 
 
@@ -155,7 +152,7 @@ def test_rules_that_refuse_at_approval_fail_the_request(bot, world):
     assert "failed instead of running" in bot.wait_answer(rid)
     assert bot.request(request.id).state is State.FAILED
     assert bot.jobs() == []
-    replies = bot.wait_thread(request.id, lambda r: len(r) >= 2)
+    replies = bot.wait_thread(request.id, lambda r: r and r[-1].startswith(":red_circle:"))
     assert "clusterB already has a node named `a-w-2`" in replies[-1]
     bot.wait_root(request.id, lambda t: "Failed at step `check`" in t)
 
@@ -174,7 +171,7 @@ def test_cancel_before_approval_and_who_may_cancel(bot):
     replies = bot.wait_thread(request.id, lambda r: r)
     assert replies[-1].startswith(f":white_circle: <@{REQUESTER}> Cancelled before")
     _, rid = bot.slash(f"cancel {request.id}")
-    assert "is cancelled: there is nothing to cancel" in bot.wait_answer(rid)
+    assert "was cancelled already: there is nothing to cancel" in bot.wait_answer(rid)
 
 
 def test_cancel_after_the_agent_started_explains_it_cannot_be_stopped(bot):

@@ -220,9 +220,9 @@ def test_no_secret_reaches_slack_the_logs_or_redis(make_bot, world, log_lines):
     control_plane = _ask_and_approve(bot, "a-cp-3 from clusterA to clusterB as cp", acks)
     failed = _ask_and_approve(bot, "a-w-2 from clusterA to clusterB", acks)
     ignition = _ask_and_approve(bot, "ignition clusterB as control-plane", acks)
-    refused, _ = bot.slash("ghost from clusterA to clusterB")
+    refused, _ = bot.slash("taken from clusterA to clusterB")  # a refusal, posted
     acks.append(refused)
-    bot.sim.wait_for(lambda: any("`ghost`" in text_of(m) for m in bot.messages()), 20)
+    bot.sim.wait_for(lambda: any("`taken`" in text_of(m) for m in bot.messages()), 20)
     denied, rid = bot.approve(worker.id, STRANGER)
     acks.append(denied)
     bot.wait_answer(rid)

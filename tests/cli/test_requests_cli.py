@@ -38,7 +38,9 @@ def test_list_status_and_cancel_before_a_worker_takes_it(world, config, capsys):
     assert main(["list"]) == 0
     assert capsys.readouterr().out.strip() == "No active requests."
     assert main(["cancel", rid]) == 1
-    assert "is cancelled: there is nothing to cancel" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert re.search(rf"`{rid}` was cancelled already at \d{{4}}-\d\d-\d\d \d\d:\d\d", said), said
+    assert "there is nothing to cancel" in said and " is cancelled" not in said
     assert not world.cluster("clusterA").node("a-w-1")["spec"].get("unschedulable")
 
 
