@@ -58,7 +58,13 @@ class ClusterInvalid(ClusterError):
 
 
 class ClusterRateLimited(ClusterError):
-    """429 that is not a disruption budget: retry later."""
+    """429 that is not a disruption budget, still answered after the client's retries (each
+    after the server's Retry-After: `clusters/retry_after.py`)."""
+
+
+class ClusterExpired(ClusterError):
+    """410 Gone: a resourceVersion or a list's continue token older than the server keeps (etcd
+    compacted past it). Read again from the start (`clusters/pages.py`, `clusters/watches.py`)."""
 
 
 class NoWorkerAnswered(JoinopsError):

@@ -7,7 +7,15 @@ import json
 import random
 from typing import Any
 
-from kubesim import csr_objects, node_objects, objects, pod_objects, validation, workload_objects
+from kubesim import (
+    csr_objects,
+    managed_fields,
+    node_objects,
+    objects,
+    pod_objects,
+    validation,
+    workload_objects,
+)
 from kubesim.api_request import RequestParsing, int_or_bad
 from kubesim.entries import Entry
 from kubesim.errors import (
@@ -58,8 +66,9 @@ class WriteVerbs(RequestParsing):
         if route.name:
             raise method_not_allowed()
         obj = self._object_body(req, res)
+        write = managed_fields.write_of(req, obj)
         with self.cluster.lock:
-            entry = self.create_object(res, route, obj, dry_run="dryRun" in req.query)
+            entry = self.create_object(res, route, obj, dry_run="dryRun" in req.query, write=write)
         return Response(201, entry.raw())
 
     def _bind(self, req: Request, route: Route) -> Response:
@@ -83,7 +92,12 @@ class WriteVerbs(RequestParsing):
         )
 
     def create_object(
-        self, res: Resource, route: Route, obj: dict[str, Any], dry_run: bool = False
+        self,
+        res: Resource,
+        route: Route,
+        obj: dict[str, Any],
+        dry_run: bool = False,
+        write: managed_fields.Write | None = None,
     ) -> Entry:
         self._check_namespace(route, obj)
         meta = obj["metadata"]
@@ -106,6 +120,8 @@ class WriteVerbs(RequestParsing):
             self._require_active_namespace(route.namespace, res, meta["name"])
         if res is PODS:
             self._admit_pod_security(route.namespace, obj)
+        if write is not None:
+            managed_fields.record(obj, None, write, res.api_version, self.cluster.now())
         store = self.cluster.store
         if dry_run:
             if store.get(res, route.namespace, meta["name"]) is not None:
@@ -189,13 +205,20 @@ class WriteVerbs(RequestParsing):
         self._check_namespace(route, obj)
         with self.cluster.lock:
             current = self.cluster.store.require(res, route.namespace, route.name)
-            entry = self.replace_object(res, route, current, obj)
+            write = managed_fields.write_of(req, obj, route.subresource or "")
+            entry = self.replace_object(res, route, current, obj, write)
         return Response(200, entry.raw())
 
     def replace_object(
-        self, res: Resource, route: Route, current: Entry, obj: dict[str, Any]
+        self,
+        res: Resource,
+        route: Route,
+        current: Entry,
+        obj: dict[str, Any],
+        write: managed_fields.Write | None = None,
     ) -> Entry:
-        """Store ``obj`` over ``current`` with the server's update rules."""
+        """Store ``obj`` over ``current`` with the server's update rules; ``write`` (a client's
+        request) updates its field manager's managedFields entry."""
         meta, old_meta = obj["metadata"], current.meta
         wanted_rv = meta.get("resourceVersion")
         if wanted_rv and wanted_rv != old_meta["resourceVersion"]:
@@ -224,6 +247,11 @@ class WriteVerbs(RequestParsing):
             if res.has_spec_generation and obj.get("spec") != current.obj.get("spec"):
                 meta["generation"] += 1
         obj["apiVersion"], obj["kind"] = res.api_version, res.kind
+        if old_meta.get("managedFields") and "managedFields" not in obj["metadata"]:
+            obj["metadata"]["managedFields"] = old_meta["managedFields"]  # a PUT leaving them out
+        if write is not None:
+            kept = obj["metadata"].get("managedFields")
+            managed_fields.record(obj, kept, write, res.api_version, self.cluster.now())
         if res is SECRETS:
             objects.default_secret(obj)
         validation.validate(res, obj, creating=False)
@@ -266,7 +294,8 @@ class WriteVerbs(RequestParsing):
                 )
             if not _patch_pins_rv(patch):
                 patched["metadata"]["resourceVersion"] = current.meta["resourceVersion"]
-            entry = self.replace_object(res, route, current, patched)
+            write = managed_fields.write_of(req, patch, route.subresource or "")
+            entry = self.replace_object(res, route, current, patched, write)
         return Response(200, entry.raw())
 
     def _delete(self, req: Request, route: Route) -> Response:

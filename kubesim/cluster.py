@@ -20,6 +20,7 @@ from kubesim.cluster_objects import ClusterObjects
 from kubesim.entries import Change
 from kubesim.etcd import EtcdMembers, member_id
 from kubesim.faults import Faults
+from kubesim.flow_control import FlowControl
 from kubesim.hosts import Host
 from kubesim.http_messages import Request, Response, error_response
 from kubesim.kubeadm import DEFAULT_POD_SUBNET, cluster_configuration, normalise_endpoint
@@ -64,6 +65,7 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients, ClusterCerts):
         self.store = Store(world.lock, world.clock, self._on_change)
         self.rbac = Rbac()
         self.faults = Faults(self.set_reachable)
+        self.flow_control = FlowControl()  # API Priority and Fairness: off until configured
         self.request_log = RequestLog()
         self.internal_errors: list[str] = []
         self.token = secrets.token_urlsafe(24)
@@ -187,10 +189,16 @@ class Cluster(ClusterNodes, ClusterObjects, ClusterClients, ClusterCerts):
 
     # ---- HTTP side ---------------------------------------------------------------------
     def serve(self, req: Request) -> Response:
+        with self.flow_control.admitted(req) as refused:  # a fault's latency holds the seat
+            return refused or self._serve_admitted(req)
+
+    def _serve_admitted(self, req: Request) -> Response:
         target = req.path + ("?" + urlencode(req.query) if req.query else "")
-        latency, error = self.faults.decide(req.method, target)
+        latency, error, compact = self.faults.decide(req.method, target)
         if latency:
             time.sleep(latency)
+        if compact:
+            self.store.compact()
         if error is not None:
             return error_response(error)
         return self.api.handle(req)

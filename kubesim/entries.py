@@ -88,6 +88,17 @@ class Watcher:
         self.labels = labels
         self.fields = fields
         self.queue: queue.Queue[tuple[str, Entry] | None] = queue.Queue()
+        self.bookmarks = False  # the client asked for BOOKMARK events (allowWatchBookmarks)
+
+    def bookmark(self, resource_version: int) -> bytes:
+        """A BOOKMARK event: an object of the watched kind carrying only the resourceVersion
+        the watch has reached (the real one also carries the kind's empty spec and status)."""
+        obj = {
+            "kind": self.resource.kind,
+            "apiVersion": self.resource.api_version,
+            "metadata": {"resourceVersion": str(resource_version)},
+        }
+        return json.dumps({"type": "BOOKMARK", "object": obj}, separators=(",", ":")).encode()
 
     def matches(self, entry: Entry | None) -> bool:
         if entry is None:

@@ -1,4 +1,5 @@
-"""Injected faults: latency, error answers on the Nth matching call, unreachability."""
+"""Injected faults: latency, error answers on the Nth matching call, unreachability, and etcd
+compacting under a list (its continue tokens expire)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class Fault:
     latency_seconds: float = 0.0
     retry_after: int = 1  # Retry-After seconds for 429/503
     too_large_resource_version: bool = False  # the watch cache's 504 (see add_too_large_rv)
+    compact: bool = False  # etcd compacts to now before the request is served (add_compaction)
     seen: int = 0
     fired: int = 0
 
@@ -44,6 +46,8 @@ class Fault:
         return self.times is not None and self.fired >= self.times
 
     def error(self) -> ApiError | None:
+        if self.compact:
+            return None
         if self.too_large_resource_version:
             return too_large_resource_version(self.path_contains)
         if self.status is None:
@@ -113,13 +117,25 @@ class Faults:
             self._faults.append(fault)
         return fault
 
+    def add_compaction(
+        self, path_contains: str = "continue=", nth: int = 1, times: int | None = 1
+    ) -> Fault:
+        """Before the nth request whose path contains `path_contains` (by default the second
+        page of a list: it carries `continue=`) is served, etcd compacts to the current
+        revision, as the API server's compactor does every 5 minutes: that list's continue
+        token, and any resourceVersion before now, are then too old (410 Expired)."""
+        fault = Fault(path_contains=path_contains, nth=nth, times=times, compact=True)
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
     def clear(self) -> None:
         with self._lock:
             self._faults.clear()
 
-    def decide(self, method: str, path: str) -> tuple[float, ApiError | None]:
-        """Latency to add and error to answer (if any) for this request."""
-        latency, error = 0.0, None
+    def decide(self, method: str, path: str) -> tuple[float, ApiError | None, bool]:
+        """Latency to add, error to answer (if any), and whether etcd compacts first."""
+        latency, error, compact = 0.0, None, False
         with self._lock:
             for fault in self._faults:
                 if fault.exhausted or not fault.matches(method, path):
@@ -129,6 +145,7 @@ class Faults:
                     continue
                 fault.fired += 1
                 latency += fault.latency_seconds
+                compact = compact or fault.compact
                 if error is None:
                     error = fault.error()
-        return latency, error
+        return latency, error, compact

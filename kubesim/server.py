@@ -13,9 +13,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
+from kubesim.entries import Watcher
 from kubesim.http_messages import Request, Response, WatchStream
 from kubesim.request_log import RequestRecord
 from kubesim.store import Store
+
+BOOKMARK_SECONDS = 1.0  # a watch asked for bookmarks gets one after this long without events
 
 
 class Backend(Protocol):
@@ -183,7 +186,10 @@ class _Handler(BaseHTTPRequestHandler):
         return len(resp.body)
 
     def _stream(self, stream: WatchStream) -> int:
-        """A watch: chunked newline-delimited JSON events until timeout or shutdown."""
+        """A watch: chunked newline-delimited JSON events until timeout or shutdown. Asked for
+        bookmarks, it sends one after each `BOOKMARK_SECONDS` without an event, and one as the
+        timeout ends it (the real server sends them about a minute apart, and in the last
+        seconds before `timeoutSeconds`)."""
         cluster = self.server.cluster
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -193,6 +199,7 @@ class _Handler(BaseHTTPRequestHandler):
         sent = 0
         deadline = time.monotonic() + stream.timeout
         write: Callable[[bytes], None] = self._chunk
+        watcher = stream.watcher
         try:
             if stream.error is not None:  # one ERROR event, then the stream ends properly
                 sent += self._event(
@@ -201,11 +208,14 @@ class _Handler(BaseHTTPRequestHandler):
             while stream.error is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    sent += self._bookmark(write, watcher)
                     break
+                wait = min(remaining, BOOKMARK_SECONDS) if watcher.bookmarks else remaining
                 try:
-                    item = stream.watcher.queue.get(timeout=remaining)
+                    item = watcher.queue.get(timeout=wait)
                 except queue.Empty:
-                    break
+                    sent += self._bookmark(write, watcher)
+                    continue
                 if item is None:
                     break
                 kind, entry = item
@@ -217,6 +227,18 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             cluster.store.unwatch(stream.watcher)
         return sent
+
+    def _bookmark(self, write: Callable[[bytes], None], watcher: Watcher) -> int:
+        """A BOOKMARK at the store's revision, if asked for and no event waits to be sent
+        (events are queued under the store's lock: one queued later is newer)."""
+        if not watcher.bookmarks:
+            return 0
+        store = self.server.cluster.store
+        with store.lock:
+            if not watcher.queue.empty():
+                return 0
+            revision = store.rv
+        return self._event(write, watcher.bookmark(revision))
 
     def _event(self, write: Callable[[bytes], None], line: bytes) -> int:
         write(line + b"\n")

@@ -30,6 +30,7 @@ class Store:
         self.lock = lock
         self.clock = clock
         self.rv = 1000
+        self.compacted = 0  # etcd's compaction revision: older lists and watches are gone
         self._on_change = on_change
         self._objects: dict[str, dict[Key, Entry]] = {}
         self._index: dict[str, dict[str, set[Key]]] = {}  # label key -> objects
@@ -238,6 +239,14 @@ class Store:
         for watcher in self._watchers.get(change.resource, ()):
             watcher.offer(change)
         self._on_change(change)
+
+    def compact(self) -> None:
+        """etcd compacts to the current revision (the API server's compactor runs every 5
+        minutes): continue tokens and watch resourceVersions from before now are too old."""
+        with self.lock:
+            self.rv += 1  # etcd's revision moves with every key (leases...): past every list
+            self._history.clear()
+            self.compacted = self.rv
 
     # ---- watches -----------------------------------------------------------------------
     def watch(self, watcher: Watcher, since: int | None) -> int | None:

@@ -20,7 +20,7 @@ from kubernetes.client.exceptions import ApiException
 
 from joinops.clusters import etcdmembers, watches
 from joinops.clusters.kube import pod_running_ready
-from joinops.errors import ClusterError, ClusterUnreachable
+from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable
 from joinops.requests import etcd_texts, outcome_texts, step_texts
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.quorum import STATIC_COMPONENTS, mirror_pod_name
@@ -67,7 +67,13 @@ def wait_joined(run: Run) -> str:
                     run.request.node, run.request.target, run.ctx.clock() - started
                 )
             unreachable = False
-        except (ClusterUnreachable, ApiException, OSError, urllib3.exceptions.HTTPError):
+        except (
+            ClusterUnreachable,
+            ClusterRateLimited,  # still throttled after the client's retries: keep waiting
+            ApiException,
+            OSError,
+            urllib3.exceptions.HTTPError,
+        ):
             unreachable = True
             run.ctx.redis.ping()  # a dead Redis should fail the job, not loop here
             time.sleep(1.0)  # the target's API is away for a moment; the deadline still holds
@@ -124,6 +130,7 @@ def _control_plane_missing(run: Run, deadline: float) -> list[str]:
         matches=all_pods_ready,
         deadline=deadline,
         clock=run.ctx.clock,
+        from_cache=True,  # a stale first list is followed by the watch: it cannot hurt a wait
         field_selector=f"spec.nodeName={node}",
     )
     missing = [] if pods_done else _pod_words({n for n in wanted if not ready.get(n)})

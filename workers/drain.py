@@ -1,17 +1,25 @@
-"""Cordon and drain a node, close to the floor: parallel evictions, a watch for the pods to go.
+"""Cordon and drain a node as `kubectl drain` does, close to the floor: parallel evictions, a
+watch for the pods to go.
+
+The pods are listed and classified once, at the start, as the rules did before approval
+(`joinops.rules.podsafety`): DaemonSet and mirror pods are left alone, and a pod that would be
+lost for good (no controller, node-local volume) stops the drain before any eviction unless it
+is forced. The drain then evicts those pods and waits for those UIDs only (`workers.drain_plan`,
+kept between the slices of a long drain): a pod that appears on the cordoned node afterwards
+(its controller's template names the node in `spec.nodeName`, which bypasses the cordon) is
+reported once, never evicted in a loop, and does not hold the drain: kubectl's drain ignores
+it, and the agent's `kubeadm reset`, next, stops it with the kubelet.
 
 Evictions go through the eviction API so PodDisruptionBudgets are honoured; a 429 is retried
 with backoff until the drain's deadline, and the other answers are read as `kubectl drain` reads
 them (`eviction_answers`). Pods already terminating are waited for, not evicted again, so a
-resumed drain never evicts twice. The pods are classified as the rules did before approval
-(`joinops.rules.podsafety`): DaemonSet and mirror pods are left alone, and a pod that would be
-lost for good (no controller, node-local volume) stops the drain before any eviction unless it is
-forced.
+resumed drain never evicts twice. A drain that gives up says, for each pod it listed that is
+still there, why: the budget that refused it (named by the 429), a grace period long past, the
+API's answer (`drain_texts.pod_held`).
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -28,28 +36,34 @@ from joinops.clusters import watches
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterError
 from joinops.metrics import EVICTIONS, EVICTIONS_REFUSED
-from joinops.requests import step_texts
+from joinops.requests import drain_texts
+from joinops.requests.drain_texts import Held
 from joinops.rules import podsafety
+from workers.drain_plan import DrainPlan, is_newcomer, owner_of, tolerates_cordon
 from workers.errors import PermanentError
-from workers.eviction_answers import Meaning, budgets_selecting, meaning
+from workers.eviction_answers import Meaning, budgets_selecting, meaning, message, refusal
 
 PARALLEL_EVICTIONS = 24
+OVERDUE_AFTER = 1.0  # seconds past deletionTimestamp (written to the second) that are overdue
 
 
 @dataclass
 class DrainResult:
+    plan: DrainPlan  # what the drain listed; what is left of it, for the next slice
     evicted: int = 0  # eviction calls that were accepted
-    already_terminating: int = 0
-    skipped: list[str] = field(default_factory=list)  # DaemonSet and mirror pods
-    empty_dir: list[str] = field(default_factory=list)  # pods whose emptyDir data was lost
-    remaining: list[str] = field(default_factory=list)  # pods still there at the deadline
-    blockers: dict[str, str] = field(default_factory=dict)  # pod -> why its eviction failed
     rate_limited: int = 0  # 429s answered to evictions
-    deleted_for_good: list[str] = field(default_factory=list)  # forced: no controller recreates
+    remaining: list[str] = field(default_factory=list)  # listed pods still there at the deadline
+    held: dict[str, Held] = field(default_factory=dict)  # listed pod still there -> why
 
     @property
     def done(self) -> bool:
         return not self.remaining
+
+    @property
+    def blockers(self) -> dict[str, str]:
+        """Listed pod still there -> why its last eviction was refused."""
+        waiting = set(self.plan.waiting.values())
+        return {pod: kept[0] for pod, kept in self.plan.refusals.items() if pod in waiting}
 
 
 def cordon(cluster: KubeCluster, node: str, unschedulable: bool = True) -> None:
@@ -63,8 +77,14 @@ def is_cordoned(cluster: KubeCluster, node: str) -> bool:
 
 
 class Drainer:
-    """Drains one node; `progress(gone, total)` hears how many of the pods to move are gone, now
-    and then (0 first, once the pods to move are known); `stopped()` aborts."""
+    """Drains one node; `progress(gone, total)` hears how many of the listed pods are gone, now
+    and then (0 first, when they are listed); `notice(text)` hears of each owner whose pods
+    appear on the node afterwards, once; `stopped()` aborts. `plan`: an earlier slice's;
+    `keep(plan)` hears a new one before any eviction (a drain resumed after a crash then
+    carries on with it)."""
+
+    plan: DrainPlan  # set by `run`: the one given, or the node's pods listed now
+    result: DrainResult
 
     def __init__(
         self,
@@ -75,12 +95,15 @@ class Drainer:
         stopped: Callable[[], bool] = lambda: False,
         clock: Callable[[], float] = time.time,
         force: bool = False,
+        plan: DrainPlan | None = None,
+        notice: Callable[[str], None] = lambda _: None,
+        keep: Callable[[DrainPlan], None] = lambda _: None,
     ) -> None:
         self.cluster, self.node, self.deadline = cluster, node, deadline
         self.progress, self.stopped, self.clock = progress, stopped, clock
-        self.force = force
-        self.result = DrainResult()
-        self._remaining: dict[str, str] = {}  # uid -> ns/name
+        self.force, self.notice, self.keep = force, notice, keep
+        self._given = plan
+        self._latest: dict[str, Any] = {}  # uid -> the listed pod as last seen
         self._lock = threading.Lock()
         self._give_up = threading.Event()
         self._unanswered = 0  # evictions still waiting for the answer to their first attempt
@@ -89,10 +112,14 @@ class Drainer:
 
     def run(self) -> DrainResult:
         pods, resource_version = self._pods_on_node()
-        to_evict = self._select(podsafety.classify(self.cluster, self.node, pods))
-        total = len(self._remaining)
-        if total:
-            self.progress(0, total)
+        plan = self.plan = self._given or self._listing(pods)
+        self.result = DrainResult(plan)
+        self._take(pods)
+        if self._given is None:
+            self.keep(plan)
+            if plan.total:
+                self.progress(0, plan.total)
+        to_evict = [p for p in self._latest.values() if p.metadata.deletion_timestamp is None]
         self._unanswered = len(to_evict)
         if not to_evict:
             self._answered.set()
@@ -106,28 +133,54 @@ class Drainer:
                     max(0.0, min(self.cluster.timeout, self.deadline - self.clock()))
                 )
                 if self._fatal is None:
-                    self._watch_until_gone(resource_version, total)
+                    self._watch_until_gone(resource_version)
             finally:
                 self._give_up.set()
         if self._fatal is not None:
             raise self._fatal
-        self.result.remaining = sorted(self._remaining.values())
+        self.result.remaining = sorted(plan.waiting.values())
+        self.result.held = self._held()
         return self.result
 
     def _pods_on_node(self) -> tuple[list[Any], str]:
         return podsafety.list_node_pods(self.cluster, self.node)
 
-    def _select(self, pods: podsafety.NodePods) -> list[Any]:
-        """Refuse before any eviction if a pod would be lost and the drain is not forced."""
-        if pods.blocks(self.force):
-            raise PermanentError(step_texts.drain_would_lose(self.node, pods.lost))
-        self.result.skipped = list(pods.left)
-        self.result.empty_dir = list(pods.empty_dir)
-        self.result.deleted_for_good = pods.lost
-        self.result.already_terminating = len(pods.terminating)
-        for pod in [*pods.terminating, *pods.evict]:
-            self._remaining[pod.metadata.uid] = podsafety.pod_key(pod)
-        return list(pods.evict)
+    def _listing(self, pods: list[Any]) -> DrainPlan:
+        """Classify, and refuse before any eviction if a pod would be lost and not forced."""
+        sorted_pods = podsafety.classify(self.cluster, self.node, pods)
+        if sorted_pods.blocks(self.force):
+            raise PermanentError(drain_texts.drain_would_lose(self.node, sorted_pods.lost))
+        return DrainPlan.listing(sorted_pods)
+
+    def _take(self, pods: list[Any]) -> None:
+        """A listing of the node: the plan's pods as they are now, the gone ones, newcomers."""
+        present = {p.metadata.uid: p for p in pods}
+        for uid in list(self.plan.waiting):
+            if uid in present:
+                self._latest[uid] = present[uid]
+            else:
+                self._gone(uid)
+        for pod in pods:
+            self._seen(pod)
+
+    def _seen(self, pod: Any) -> None:
+        plan = self.plan
+        if pod.metadata.uid in plan.waiting:
+            self._latest[pod.metadata.uid] = pod
+        elif is_newcomer(plan, pod) and plan.note_appeared(pod):
+            self.notice(
+                drain_texts.recreated_on_node(
+                    self.node, owner_of(pod), podsafety.pod_key(pod), tolerates_cordon(pod)
+                )
+            )
+
+    def _gone(self, uid: str) -> None:
+        plan = self.plan
+        key = plan.waiting.pop(uid, None)
+        self._latest.pop(uid, None)
+        if key is not None:
+            with self._lock:
+                plan.refusals.pop(key, None)
 
     def _evict(self, pod: Any) -> None:
         name, namespace = pod.metadata.name, pod.metadata.namespace
@@ -150,8 +203,6 @@ class Drainer:
                             first = False
                             self._first_answer()
         except ApiException as e:
-            if e.status != 429:
-                self._note_blocker(f"{namespace}/{name}", _explain(e))
             if meaning(e) is Meaning.SEVERAL_BUDGETS:
                 self._stop(self._several_budgets(pod))
 
@@ -174,23 +225,26 @@ class Drainer:
             answer = meaning(e)
             if answer is Meaning.GONE:
                 return  # already gone: the watch (or a relist) sees it go
+            self._refused(key, e)
             if answer is Meaning.WAIT:  # its namespace is being deleted, and the pod with it
-                self._note_blocker(key, step_texts.eviction_namespace_terminating(namespace))
                 return
             if e.status == 429:
                 EVICTIONS_REFUSED.inc()
                 with self._lock:
                     self.result.rate_limited += 1
-                self._note_blocker(key, _explain(e))
             if answer is Meaning.FORBIDDEN:  # the credentials lack the right
                 self._stop(self.cluster._translate("create", f"pods/{name}/eviction", e))
             if answer is Meaning.REJECTED:
-                self._stop(PermanentError(step_texts.eviction_rejected(key, e.status, _explain(e))))
+                self._stop(PermanentError(drain_texts.eviction_rejected(key, e.status, message(e))))
             raise
         EVICTIONS.inc()
         with self._lock:
             self.result.evicted += 1
-            self.result.blockers.pop(f"{namespace}/{name}", None)
+            self.plan.evicted(key)
+
+    def _refused(self, key: str, e: ApiException) -> None:
+        with self._lock:
+            self.plan.refused(key, refusal(e, key.split("/", 1)[0]))
 
     def _stop(self, error: Exception) -> None:
         """An answer no retry can change: end the whole drain with the first such error."""
@@ -204,15 +258,12 @@ class Drainer:
             budgets = budgets_selecting(self.cluster, pod)
         except ClusterError:
             budgets = []
-        return PermanentError(step_texts.eviction_several_budgets(key, budgets))
+        return PermanentError(drain_texts.eviction_several_budgets(key, budgets))
 
-    def _note_blocker(self, key: str, why: str) -> None:
-        with self._lock:
-            self.result.blockers[key] = why
-
-    def _watch_until_gone(self, resource_version: str, total: int) -> None:
-        reported = 0
-        while self._remaining and not self._give_up.is_set() and self._fatal is None:
+    def _watch_until_gone(self, resource_version: str) -> None:
+        plan = self.plan
+        reported = plan.total - len(plan.waiting)
+        while plan.waiting and not self._give_up.is_set() and self._fatal is None:
             left = self.deadline - self.clock()
             if left <= 0 or self.stopped():
                 return
@@ -225,12 +276,13 @@ class Drainer:
                 resource_version = self._relist()
             except (urllib3.exceptions.HTTPError, OSError):
                 resource_version = self._relist()  # the watch connection broke: list again
-            gone = total - len(self._remaining)
-            if total and gone - reported >= max(1, total // 4) and self._remaining:
+            gone = plan.total - len(plan.waiting)
+            if gone - reported >= max(1, plan.total // 4) and plan.waiting:
                 reported = gone
-                self.progress(gone, total)
+                self.progress(gone, plan.total)
 
     def _watch_once(self, resource_version: str, seconds: float) -> str:
+        plan = self.plan
         stream = watch.Watch()
         for event in stream.stream(
             self.cluster.core.list_pod_for_all_namespaces,
@@ -242,18 +294,37 @@ class Drainer:
             pod = event["object"]
             resource_version = pod.metadata.resource_version
             if event["type"] == "DELETED":
-                self._remaining.pop(pod.metadata.uid, None)
-                if not self._remaining or self.stopped():
+                self._gone(pod.metadata.uid)
+                if not plan.waiting or self.stopped():
                     stream.stop()
+            elif event["type"] in ("ADDED", "MODIFIED"):
+                self._seen(pod)
         return resource_version
 
     def _relist(self) -> str:
         pods, resource_version = self._pods_on_node()
-        present = {p.metadata.uid for p in pods}
-        for uid in list(self._remaining):
-            if uid not in present:
-                self._remaining.pop(uid)
+        self._take(pods)
         return resource_version
+
+    def _held(self) -> dict[str, Held]:
+        """Why each listed pod still there is: terminating (within or past its grace period),
+        else its eviction's last refusal, else not evicted yet."""
+        plan, now = self.plan, self.clock()
+        held = {}
+        for uid, key in plan.waiting.items():
+            pod = self._latest.get(uid)
+            ends = pod.metadata.deletion_timestamp if pod is not None else None
+            if ends is not None:
+                left = ends.timestamp() - now
+                past = left <= -OVERDUE_AFTER
+                held[key] = (
+                    Held("overdue", seconds=-left)
+                    if past
+                    else Held("terminating", seconds=max(0.0, left))
+                )
+            else:
+                held[key] = plan.refusal(key) or Held("waiting")
+        return held
 
 
 def drain(cluster: KubeCluster, node: str, **kwargs: Any) -> DrainResult:
@@ -269,14 +340,3 @@ def _is_retryable(error: BaseException) -> bool:
             error.status == 429 or (error.status or 0) >= 500
         )
     return isinstance(error, OSError | ClusterError | urllib3.exceptions.HTTPError)
-
-
-def _explain(e: ApiException) -> str:
-    """The eviction refusal in words, naming the disruption budget when there is one."""
-    try:
-        body = json.loads(e.body or "{}")
-    except ValueError:
-        return f"HTTP {e.status}"
-    causes = (body.get("details") or {}).get("causes") or []
-    budgets = [c.get("message", "") for c in causes if c.get("reason") == "DisruptionBudget"]
-    return "; ".join(budgets) or str(body.get("message") or f"HTTP {e.status}")[:300]

@@ -9,19 +9,28 @@
   naming the budgets (the server's message does not).
 - 400/422: the request itself is wrong: stop at once with the API's message.
 - Other 5xx: retry.
+
+`refusal` says, for a drain that gives up, why a pod's eviction was refused: the budget named by
+the 429's `DisruptionBudget` cause (the API server's message always begins "The disruption
+budget <name> ..."), or a 429 with no such cause (API Priority and Fairness throttling: no
+budget is blamed), or the namespace, or the API's answer.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from enum import Enum
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
 from joinops.clusters.kube import KubeCluster
+from joinops.requests.drain_texts import Held
 
 SEVERAL_BUDGETS = "more than one PodDisruptionBudget"
+BUDGET_CAUSE = "DisruptionBudget"
+_BUDGET_NAME = re.compile(r"^The disruption budget (\S+) (.*)$")
 
 
 class Meaning(Enum):
@@ -64,6 +73,21 @@ def causes(e: ApiException) -> dict[str, str]:
     """cause reason -> message."""
     found = (_body(e).get("details") or {}).get("causes") or []
     return {str(c.get("reason", "")): str(c.get("message", "")) for c in found}
+
+
+def refusal(e: ApiException, namespace: str) -> Held:
+    """Why this answer refused an eviction, in the drain's words."""
+    budget = causes(e).get(BUDGET_CAUSE)
+    if e.status == 429 and budget is not None:
+        found = _BUDGET_NAME.match(budget)
+        if found is None:
+            return Held("budget", note=budget)
+        return Held("budget", found.group(1), note=found.group(2))
+    if e.status == 429:
+        return Held("throttled", message(e))
+    if meaning(e) is Meaning.WAIT:
+        return Held("namespace", namespace)
+    return Held("failing", f"HTTP {e.status}: {message(e)}")
 
 
 def budgets_selecting(cluster: KubeCluster, pod: Any) -> list[str]:

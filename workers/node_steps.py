@@ -13,7 +13,7 @@ from joinops.clusters import hostpods, podstatus
 from joinops.clusters.etcdmembers import EtcdPod
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound, ClusterUnreachable
-from joinops.requests import host_texts, step_texts
+from joinops.requests import drain_texts, host_texts, step_texts
 from joinops.requests.lifecycle import State
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.check import check
@@ -29,6 +29,7 @@ from workers import (
     preflight,
     waits,
 )
+from workers.drain_plan import DrainPlan
 from workers.errors import Cancelled, PermanentError
 from workers.material_steps import delete_tokens, fresh_material
 from workers.run import Run
@@ -77,60 +78,51 @@ def uncordon(run: Run) -> None:
 
 
 def drain_node(run: Run) -> str:
+    """The pods are listed once (the plan, kept between slices): each slice evicts and waits
+    for those only, never for pods that appear on the node afterwards (workers.drain_plan)."""
     memory = run.memory("drain") if run.resuming else {}
+    node = run.request.node
     started = float(memory.get("since") or run.ctx.clock())
     deadline = float(
         memory.get("deadline") or started + run.ctx.settings.timeouts.drain.total_seconds()
     )
-    evicted = int(memory.get("evicted_before") or 0)  # by earlier slices of this drain
-    run.remember("drain", since=started, deadline=deadline, evicted_before=evicted)
-    counted = memory.get("moved")  # the pods to move, counted by this drain's first slice
-    quiet = counted is not None  # a re-check of a drain that counted already
+    plan = DrainPlan.from_memory(memory.get("plan"))
+    run.remember("drain", since=started, deadline=deadline)
     while True:
         until = waits.slice_end(run, deadline)
         result = drain.drain(
             run.source,
-            run.request.node,
+            node,
             deadline=until,
-            # only the first slice counts the pods to move; a later one sees only what is left
-            progress=(
-                (lambda gone, total: None)
-                if quiet
-                else lambda gone, total: run.progress(
-                    "drain",
-                    step_texts.pods_gone(run.request.node, gone, total),
-                    done=gone,
-                    total=total,
-                )
+            progress=lambda gone, total: run.progress(
+                "drain", drain_texts.pods_gone(node, gone, total), done=gone, total=total
             ),
+            notice=lambda text: run.progress("drain", text),
             stopped=run.cancelled,
             clock=run.ctx.clock,
             force=run.request.force,
+            plan=plan,
+            keep=lambda listed: run.remember("drain", plan=listed.to_memory()),
         )
-        evicted += result.evicted
-        moved = int(counted if counted is not None else evicted + result.already_terminating)
-        counted = moved
-        run.remember("drain", evicted=evicted, moved=moved, rate_limited=result.rate_limited)
+        plan = result.plan
+        run.remember("drain", plan=plan.to_memory(), rate_limited=result.rate_limited)
         if run.cancelled():
             raise Cancelled()
         if result.done or until >= deadline:
             break
-        quiet = True
-        run.remember("drain", evicted_before=evicted)
         waits.give_up_worker_if_needed(run, "pods terminating")
+    timeout = run.ctx.settings.timeouts.drain
     if not result.done:
-        raise PermanentError(
-            step_texts.drain_timed_out(
-                run.request.node, run.ctx.settings.timeouts.drain, result.remaining, result.blockers
-            )
-        )
-    return step_texts.drained(
-        run.request.node,
-        moved,  # counted by the first slice: later ones see its evictions as terminating
-        run.ctx.clock() - started,
-        result.skipped,
-        result.empty_dir,
-        result.deleted_for_good,
+        raise PermanentError(drain_texts.drain_timed_out(node, timeout, result.held, plan.appeared))
+    seconds = run.ctx.clock() - started
+    return drain_texts.drained(
+        node,
+        plan.total,
+        seconds,
+        plan.skipped,
+        plan.empty_dir,
+        plan.deleted_for_good,
+        plan.appeared,
     )
 
 

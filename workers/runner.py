@@ -13,7 +13,7 @@ import math
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable, ConfigError
+from joinops.errors import ClusterError, ClusterUnreachable, ConfigError
 from joinops.logs import request_context
 from joinops.metrics import STEP_SECONDS
 from joinops.queue import schedule_recheck
@@ -23,6 +23,7 @@ from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
 from joinops.requests.steprecords import Outcome
 from joinops.requests.store import Request
+from workers import api_waits
 from workers.context import EngineContext
 from workers.errors import Cancelled, LockLost, PermanentError, TemporaryError, Waiting
 from workers.locks import (
@@ -41,7 +42,10 @@ from workers.steps import STEPS, Step
 log = logging.getLogger(__name__)
 
 RECHECK_LATENESS = 3.0  # seconds a re-check may be late past its due time (swept each 0.1 s)
-TRANSIENT = (ClusterUnreachable, ClusterRateLimited, TemporaryError)
+# A step is attempted again after these. Not after a 429 (`ClusterRateLimited`): the client has
+# already retried that call up to 10 times, each after the server's Retry-After
+# (joinops/clusters/retry_after.py), as client-go does; more would only hold the worker.
+TRANSIENT = (ClusterUnreachable, TemporaryError)
 ATTEMPTS_PER_STEP = 4
 
 
@@ -205,20 +209,21 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
             ),
             step.id,
         )
-    for attempt in Retrying(
-        retry=retry_if_exception_type(TRANSIENT),
-        stop=stop_after_attempt(ATTEMPTS_PER_STEP),
-        wait=wait_exponential(multiplier=0.5, max=8),
-        reraise=True,
-        before_sleep=lambda state: _emit(
-            run,
-            EventKind.STEP_RETRYING,
-            f"{state.outcome.exception()}; retrying" if state.outcome else "retrying",
-            step.id,
-        ),
-    ):
-        with attempt:
-            text = step.run(run)
+    with api_waits.said_once(run, step.id):  # an API server's long wait: one line a step
+        for attempt in Retrying(
+            retry=retry_if_exception_type(TRANSIENT),
+            stop=stop_after_attempt(ATTEMPTS_PER_STEP),
+            wait=wait_exponential(multiplier=0.5, max=8),
+            reraise=True,
+            before_sleep=lambda state: _emit(
+                run,
+                EventKind.STEP_RETRYING,
+                f"{state.outcome.exception()}; retrying" if state.outcome else "retrying",
+                step.id,
+            ),
+        ):
+            with attempt:
+                text = step.run(run)
     run.confirm_ours()  # another run may own the request now: leave the record to it
     done = ctx.records.finish(request_id, step.id, Outcome.SUCCEEDED, text)
     STEP_SECONDS.labels(step.id, "succeeded").observe(done.seconds)

@@ -24,7 +24,7 @@ from typing import Any
 
 from kubernetes import client
 
-from joinops.clusters import watches
+from joinops.clusters import pages, watches
 from joinops.clusters.kube import KubeCluster
 from joinops.clusters.kubeletconfig import read_kubelet_config
 from joinops.errors import ClusterError
@@ -78,8 +78,8 @@ def approve_serving_csrs(
             clock=clock,
             field_selector=SELECTOR,
         )
-        listing = target.call(
-            "list", CSRS, api.list_certificate_signing_request, field_selector=SELECTOR
+        listing = pages.list_all(
+            target, CSRS, api.list_certificate_signing_request, field_selector=SELECTOR
         )
     except ClusterError as e:
         return step_texts.serving_certs_unchecked(node, target.name, e.detail)

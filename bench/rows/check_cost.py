@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from bench import check_cost
-from bench.report import Result, Target, make_row
+from bench.report import Result, Row, Target, make_row
 from bench.support import Env
 
 NAME = "check_cost"
-FULL = check_cost.Sizes(nodes=(10, 1_000, 10_000), repeats=5)
+FULL = check_cost.Sizes(
+    nodes=(10, 1_000, 10_000),
+    repeats=5,
+    large=check_cost.Large(nodes=5_000, pods=150_000, volumes=2_000),  # about 1 min to build
+)
 QUICK = check_cost.Sizes(nodes=(10, 1_000), repeats=2)
 CONTROL_PLANE_BUDGET = 10  # requests per check of a control-plane move (issue 16)
 WORKER_BUDGET = 8  # requests per check of a worker move (issue 16)
@@ -42,4 +46,32 @@ def row(env: Env) -> Result:
             largest["list_bytes"],
         ),
     ]
+    result.rows += _large_rows(
+        result.samples.get("large"), result.samples.get("large_at_small_size")
+    )
     return result
+
+
+def _large_rows(large: dict[str, int] | None, small: dict[str, int] | None) -> list[Row]:
+    """A source of 5,000 nodes and 150,000 pods: the check of a worker move with a claim, its
+    lists (every PersistentVolume and DaemonSet) in pages of 500."""
+    if large is None or small is None:
+        return []
+    size = f"{large['nodes']:,} nodes, {large['pods']:,} pods, {large['volumes']:,} volumes"
+    return [
+        make_row(
+            f"check of a worker move with a claim, {size} (lists in pages of 500): requests",
+            large["requests"],
+            "requests",
+            f"the same check at {small['nodes']} nodes, {small['pods']} pods, "
+            f"{small['volumes']} volumes",
+            small["requests"],
+        ),
+        make_row(
+            f"check of a worker move with a claim, {size}: bytes received",
+            large["bytes_received"],
+            "bytes",
+            "one list of the nodes",
+            large["list_bytes"],
+        ),
+    ]

@@ -13,6 +13,7 @@ from typing import Any
 
 from kubernetes.utils.quantity import parse_quantity
 
+from joinops.clusters import pages
 from joinops.clusters.kube import KubeCluster, node_facts
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import Role
@@ -77,7 +78,7 @@ class Proposal:
 def probe(cluster: KubeCluster) -> HostFacts:
     """The host's version and nodes; raises the cluster errors (unreachable, forbidden…)."""
     version = cluster.version()
-    listed = cluster.call("list", "nodes", cluster.core.list_node)
+    listed = pages.list_all(cluster, "nodes", cluster.core.list_node)
     return HostFacts(cluster.name, str(version), tuple(_node(n) for n in listed.items))
 
 

@@ -1,8 +1,10 @@
 """Access to one Kubernetes cluster through the official client.
 
-`KubeCluster` is built once per cluster (see `clusters.py`) and passed to whoever needs it. Every
+`KubeCluster` is built once per cluster (see `registry.py`) and passed to whoever needs it. Every
 call goes through `KubeCluster.call`, which puts a timeout on it and turns what the client raises
-into the project's own errors (`errors.py`), naming the cluster, verb and resource.
+into the project's own errors (`errors.py`), naming the cluster, verb and resource. Under it, the
+client honours the servers' Retry-After and names joinops as the field manager of its writes
+(`retry_after.py`), whoever makes the call; large lists are read in pages (`pages.py`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
 
+from joinops.clusters import pages, retry_after
 from joinops.clusters import texts as cluster_texts
 from joinops.errors import (
     ClusterConflict,
     ClusterError,
+    ClusterExpired,
     ClusterForbidden,
     ClusterInvalid,
     ClusterNotFound,
@@ -36,8 +40,15 @@ T = TypeVar("T")
 class KubeCluster:
     """One managed cluster: its name, its API client, and the reads the rules need."""
 
-    def __init__(self, name: str, api_client: client.ApiClient, timeout_seconds: float) -> None:
+    def __init__(
+        self,
+        name: str,
+        api_client: client.ApiClient,
+        timeout_seconds: float,
+        retry_after_cap: float = retry_after.DEFAULT_CAP_SECONDS,
+    ) -> None:
         self.name = name
+        retry_after.install(api_client, name, retry_after_cap)
         self.api_client = api_client
         self.timeout = timeout_seconds
         self.core = client.CoreV1Api(api_client)
@@ -90,17 +101,22 @@ class KubeCluster:
             return ClusterNotFound(self.name, f"{resource} not found")
         if status == 409:
             return ClusterConflict(self.name, f"{verb} {resource}: {message}")
+        if status == 410:
+            return ClusterExpired(self.name, f"{verb} {resource}: {message}")
         if status == 422:
             return ClusterInvalid(self.name, f"{verb} {resource} was rejected: {message}")
         if status == 429:
-            return ClusterRateLimited(self.name, f"{verb} {resource}: {message}")
+            return ClusterRateLimited(
+                self.name,
+                cluster_texts.still_throttled(verb, resource, message, retry_after.MAX_RETRIES),
+            )
         if status == 0 or status >= 500:
             return ClusterUnreachable(
                 self.name, f"{verb} {resource} failed: HTTP {status} {message}"
             )
         return ClusterError(self.name, f"{verb} {resource}: HTTP {status} {message}")
 
-    # --- reads used by the rules: each a single call, whatever the cluster's size ---
+    # --- reads used by the rules: a call or a few pages, whatever the cluster's size ---
 
     def version(self) -> Version:
         info = self.call("get", "version", self.version_api.get_code)
@@ -114,7 +130,9 @@ class KubeCluster:
         return node_facts(node)
 
     def control_planes(self) -> list[NodeFacts]:
-        nodes = self.call("list", "nodes", self.core.list_node, label_selector=CONTROL_PLANE_LABEL)
+        nodes = pages.list_all(
+            self, "nodes", self.core.list_node, label_selector=CONTROL_PLANE_LABEL
+        )
         return [node_facts(node) for node in nodes.items]
 
     def control_plane_pods(self) -> dict[str, bool]:

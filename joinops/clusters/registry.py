@@ -127,8 +127,13 @@ class ClusterRegistry:
             raise ConfigError([kubeconfig_unusable(name, where, cfg.context, _short(e))]) from e
         # A drain evicts in parallel: let that many connections stay open.
         configuration.connection_pool_maxsize = POOL_SIZE
-        timeout = self._settings.timeouts.api.total_seconds()
-        return KubeCluster(name, client.ApiClient(configuration), timeout)
+        timeouts = self._settings.timeouts
+        return KubeCluster(
+            name,
+            client.ApiClient(configuration),
+            timeouts.api.total_seconds(),
+            retry_after_cap=timeouts.retry_after_cap.total_seconds(),
+        )
 
 
 class PinnedClusters:

@@ -15,6 +15,13 @@ def cannot_reach(reasons: str) -> str:
     )
 
 
+def still_throttled(verb: str, resource: str, message: str, retries: int) -> str:
+    return (
+        f"{verb} {resource}: still throttled (HTTP 429) after {retries} retries, each after "
+        f"the API server's Retry-After: {message}"
+    )
+
+
 # ---- the hosts directory (arrivals.directory): one kubeconfig file per cluster ------------------
 
 

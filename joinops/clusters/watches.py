@@ -7,6 +7,12 @@ for; it waits about 3 s, then gives up with Retry-After 1) is not a failure: the
 again with a fresh list (no resourceVersion: served from etcd), and the watch restarts from
 that list. Neither ever fails a step. Other API errors are translated into the project's own
 (`KubeCluster.translate`); a broken connection is `ClusterUnreachable`.
+
+The list is read in pages (`pages.py`); with `from_cache` its first read is served from the
+API server's watch cache (`resourceVersion=0`, as a reflector's first list): the watch that
+follows brings every change after it, so a stale start cannot hurt a wait. Watches ask for
+bookmarks (`allowWatchBookmarks`): a BOOKMARK event only moves the resourceVersion a later
+watch resumes from (so it need not go back to a version the server may have compacted).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import urllib3
 from kubernetes import watch
 from kubernetes.client.exceptions import ApiException
 
+from joinops.clusters import pages
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterUnreachable
 
@@ -45,6 +52,7 @@ def wait_for(
     clock: Callable[[], float] = time.time,
     relist: Relist | None = None,
     deletion_ends: bool = False,
+    from_cache: bool = False,
     **selectors: Any,
 ) -> Any | None:
     """The first object (from the list or a watch event) that `matches`; None at the deadline.
@@ -52,13 +60,18 @@ def wait_for(
     `list_fn` is a list call of the official client (`core.list_node`, ...) taking `selectors`;
     `relist` replaces the fresh list (e.g. a GET by name where only `get` is granted);
     `deletion_ends`: a watched object's deletion ends the wait too (the deleted object is
-    returned, whether it matches or not; None when the list no longer has it).
+    returned, whether it matches or not; None when the list no longer has it);
+    `from_cache`: the first list may come from the watch cache (relists never do).
     """
+    cached = {**selectors, "resource_version": "0"} if from_cache else selectors
+    first = relist or (lambda: _list(cluster, what, list_fn, args, cached))
     fresh = relist or (lambda: _list(cluster, what, list_fn, args, selectors))
     resource_version: str | None = None
+    listed = False
     while clock() < deadline:
         if resource_version is None:
-            items, resource_version = fresh()
+            items, resource_version = (fresh if listed else first)()
+            listed = True
             found = next((item for item in items if matches(item)), None)
             if found is not None:
                 return found
@@ -101,8 +114,8 @@ def _list(
     args: tuple[Any, ...],
     selectors: dict[str, Any],
 ) -> tuple[list[Any], str]:
-    listing = cluster.call("list", what, list_fn, *args, **selectors)
-    return list(listing.items or []), str(listing.metadata.resource_version or "")
+    listing = pages.list_all(cluster, what, list_fn, *args, **selectors)
+    return listing.items, listing.resource_version
 
 
 def _watch_once(
@@ -120,10 +133,15 @@ def _watch_once(
         list_fn,
         *args,
         resource_version=resource_version,
+        allow_watch_bookmarks=True,
         timeout_seconds=int(seconds),
         _request_timeout=seconds + cluster.timeout,
         **selectors,
     ):
+        if event["type"] == "BOOKMARK":  # no object: only where the watch has got to
+            metadata = (event.get("raw_object") or {}).get("metadata") or {}
+            resource_version = str(metadata.get("resourceVersion") or resource_version)
+            continue
         obj = event["object"]
         resource_version = obj.metadata.resource_version or resource_version
         if ends(obj, event["type"]):

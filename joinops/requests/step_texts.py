@@ -1,5 +1,6 @@
 """What a migration's steps say as they run: the plan's titles, each step's line, and the
-problems a step meets (cluster-info, the drain, a control plane that has not completed).
+problems a step meets (cluster-info, a control plane that has not completed). The drain's
+words are in joinops/requests/drain_texts.py.
 
 Shared by the Slack thread and the terminal. Text only, no formatting markup beyond backticks.
 """
@@ -10,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from joinops.requests.surface import command
-from joinops.wording import count_pods, minutes, named
+from joinops.wording import minutes
 
 CLUSTER_INFO = "ConfigMap kube-public/cluster-info"
 
@@ -100,6 +101,31 @@ def cluster_info_changed(target: str) -> str:
     )
 
 
+# --- any step: the Kubernetes API asked joinops to wait (clusters/retry_after.py) ---
+
+
+def api_asked_to_wait(
+    cluster: str, status: int, asked: int | None, seconds: float, retries: int
+) -> str:
+    """`asked`: the answer's Retry-After in seconds (None: none, or not a number); `seconds`:
+    what joinops waits (the cap when `asked` is more)."""
+    what = (
+        f"{cluster} is throttling joinops (HTTP 429 Too Many Requests)"
+        if status == 429
+        else f"{cluster} answered HTTP {status}"
+    )
+    if asked is None:
+        wait = f"without saying how long to wait: joinops retries after {seconds:g} s"
+    elif asked > seconds:
+        wait = (
+            f"and asked for a wait of {minutes(timedelta(seconds=asked))}: joinops waits at most "
+            f"{seconds:g} s at a time, then retries"
+        )
+    else:
+        wait = f"and asked for a wait of {seconds:g} s: joinops retries then"
+    return f"{what} {wait} (up to {retries} retries of each call)."
+
+
 # --- cordon and drain ---
 
 
@@ -107,68 +133,7 @@ def cordoned(node: str, source: str) -> str:
     return f"`{node}` cordoned in {source}: no new pods will be scheduled on it."
 
 
-def pods_gone(node: str, gone: int, total: int) -> str:
-    if gone == 0:
-        return f"{total} pods to move off {node}"
-    return f"{gone} of {total} pods gone"
-
-
-def drained(
-    node: str,
-    pods: int,
-    seconds: float,
-    skipped: list[str],
-    empty_dir: list[str],
-    deleted_for_good: list[str] | None = None,
-) -> str:
-    parts = [f"`{node}` drained: {pods} pods moved off in {seconds:.1f} s"]
-    if deleted_for_good:
-        parts.append(f"deleted for good (forced): {named(deleted_for_good)}")
-    if skipped:
-        parts.append(f"{len(skipped)} DaemonSet or mirror pods left in place")
-    if empty_dir:
-        parts.append(
-            f"emptyDir data lost for {', '.join(empty_dir[:5])}"
-            + (" and more" if len(empty_dir) > 5 else "")
-        )
-    return "; ".join(parts) + "."
-
-
-def drain_timed_out(
-    node: str, timeout: timedelta, remaining: list[str], blockers: dict[str, str]
-) -> str:
-    shown = [f"{pod} ({blockers[pod]})" if pod in blockers else pod for pod in remaining[:10]]
-    more = f" and {len(remaining) - 10} more" if len(remaining) > 10 else ""
-    return (
-        f"The drain of `{node}` did not finish within {minutes(timeout)}: "
-        f"{len(remaining)} pods still there: {'; '.join(shown)}{more}. "
-        f"Free the disruption budgets that block them (or scale the workloads), then retry."
-    )
-
-
-def drain_would_lose(node: str, pods: list[str]) -> str:
-    return (
-        f"Stopped before evicting anything: {count_pods(len(pods))} on `{node}` would be lost "
-        f"for good (no controller recreates them, or their volume exists only on this node): "
-        f"{named(pods)}. They appeared after the request was checked. Move or delete them, "
-        f"or ask again with --force (in Slack: the word `force`)."
-    )
-
-
-def eviction_namespace_terminating(namespace: str) -> str:
-    return f"its namespace {namespace} is being deleted: waiting for the pod to go with it"
-
-
-def eviction_rejected(pod: str, status: int | None, detail: str) -> str:
-    return f"The API server rejected the eviction of `{pod}` (HTTP {status}): {detail}"
-
-
-def eviction_several_budgets(pod: str, budgets: list[str]) -> str:
-    which = f": {named(budgets)}" if budgets else ""
-    return (
-        f"`{pod}` is selected by more than one PodDisruptionBudget{which}. The eviction API "
-        f"cannot evict such a pod: change the budgets so that at most one selects it, then retry."
-    )
+# the drain's own words: joinops/requests/drain_texts.py
 
 
 # --- the node agent, the join, the clean-up ---

@@ -11,6 +11,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from joinops.clusters import pages
 from joinops.clusters.registry import ClusterAccess
 from joinops.errors import ClusterError, UsageError
 from joinops.requests.asks import MigrationAsk, validate_ask
@@ -122,7 +123,7 @@ def plan_all(
     cluster = registry.get(source)
     reading = read_target(registry.get(target))
     try:
-        listing = cluster.call("list", "nodes", cluster.core.list_node)
+        listing = pages.list_all(cluster, "nodes", cluster.core.list_node)
         target_facts = reading.facts or registry.get(target).facts()  # raises what failed
     except ClusterError as e:
         return BatchPlan(

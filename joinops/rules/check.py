@@ -6,7 +6,8 @@ most two nodes for the last-control-plane rule, the control-plane mirror pods by
 for the etcd quorum guard, the target's cluster-info by name, the node's pods by field selector
 and, only when they need them, one DaemonSet list and one PersistentVolume list: see
 `podsafety`; the source's agent namespace by name, see `agentns`; the target's
-kube-controller-manager mirror pod and one page of one node, see `podranges`) and depends on
+kube-controller-manager mirror pod and one page of one node, see `podranges`; one node list
+of the source only for a name it has no node of, to suggest the names meant) and depends on
 nothing but its arguments.
 """
 
@@ -15,17 +16,28 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from joinops.closeness import close_names
 from joinops.clusters import capins
 from joinops.clusters.etcdmembers import EtcdPod
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterError
 from joinops.requests.asks import MigrationAsk
 from joinops.requests.model import ClusterFacts, NodeFacts, Role, Version
-from joinops.rules import agentns, etcdguard, handover, handover_texts, podranges, podsafety
+from joinops.rules import (
+    agentns,
+    etcdguard,
+    handover,
+    handover_texts,
+    history,
+    podranges,
+    podsafety,
+)
 from joinops.rules import texts as rule_texts
 from joinops.rules.findings import Finding, Severity, ordered, refusals
 from joinops.rules.quorum import unhealthy_peers
 from joinops.settings import DEFAULT_AGENT_IMAGE
+
+NODE_MISSING = "node-missing"  # the finding of a name the source has no node of
 
 
 @dataclass(frozen=True)
@@ -36,6 +48,14 @@ class Verdict:
     target: ClusterFacts | None = None
     destroys_source: bool = False
     pods: podsafety.NodePods | None = None
+    resident: history.Resident | None = None  # the target's node of that name, if it has one
+
+    @property
+    def unknown_node(self) -> Finding | None:
+        """The refusal of a name in neither cluster: a typo to answer, not a move to judge."""
+        if self.resident is not None:
+            return None
+        return next((f for f in self.findings if f.code == NODE_MISSING), None)
 
     @property
     def forced_deletions(self) -> int:
@@ -113,12 +133,12 @@ def check(
     agent.namespace; `agent`: that namespace as a batch read it once for the source;
     `agent_image`: config agent.image, the etcd member list's pod (a control plane's move)."""
     findings: list[Finding] = []
-    node = source_cp = None
+    node = source_cp = resident = None
+    missing = False
     try:
         node = source.get_node(ask.node)
-        if node is None:
-            findings.append(_refuse("node-missing", rule_texts.node_missing(ask.node, ask.source)))
-        else:
+        missing = node is None
+        if node is not None:
             # only a control plane's move reads the others (last one, etcd, quorum): a worker's
             # move saves the request
             source_cp = source.control_planes() if node.is_control_plane else []
@@ -129,10 +149,10 @@ def check(
     findings.extend(reading.findings)
     if target_facts is not None:
         try:
-            if target.get_node(ask.node) is not None:
-                findings.append(_refuse("name-taken", rule_texts.name_taken(ask.node, ask.target)))
+            resident = history.read(target, ask.node)
         except ClusterError as e:
             findings.append(_unusable(target.name, e))
+    findings.extend(_where_the_name_is(ask, source, missing, resident))
     destroys = False
     pods = None
     if node is not None and source_cp is not None:
@@ -150,7 +170,7 @@ def check(
         findings.extend(_quorum(ask, node, source_cp, source, destroys, etcd_pod))
         try:
             pods = podsafety.classify(
-                source, ask.node, podsafety.list_node_pods(source, ask.node)[0]
+                source, ask.node, podsafety.list_node_pods(source, ask.node, from_cache=True)[0]
             )
         except ClusterError as e:
             findings.append(_unusable(source.name, e))
@@ -165,7 +185,36 @@ def check(
         findings.extend(_kubeadm_minor(ask, node, target_facts.version))
         findings.extend(_control_plane_join(ask, target_facts))
         findings.extend(_similar(ask, node, target_facts))
-    return Verdict(ask, ordered(findings), node, target_facts, destroys, pods)
+    return Verdict(ask, ordered(findings), node, target_facts, destroys, pods, resident)
+
+
+def _where_the_name_is(
+    ask: MigrationAsk, source: KubeCluster, missing: bool, resident: history.Resident | None
+) -> list[Finding]:
+    """The node's name in the two clusters: in the source only is the move; a node joinops
+    moved into the target already is said so (never "delete it"); a name in neither gets the
+    source's nodes of nearly that name."""
+    if resident is not None and resident.moved_by:
+        text = rule_texts.already_moved(ask.node, ask.target, resident.moved_by, resident.joined)
+        return [_refuse(NODE_MISSING if missing else "already-moved", text)]
+    if missing and resident is not None:
+        text = rule_texts.node_missing_but_in_target(ask.node, ask.source, ask.target)
+        return [_refuse(NODE_MISSING, text)]
+    if missing:
+        close = _close_node_names(source, ask.node)
+        return [_refuse(NODE_MISSING, rule_texts.node_missing(ask.node, ask.source, close))]
+    if resident is not None:
+        return [_refuse("name-taken", rule_texts.name_taken(ask.node, ask.target))]
+    return []
+
+
+def _close_node_names(source: KubeCluster, node: str) -> list[str]:
+    """The source's nodes named nearly `node` (one node list, read only for a name it lacks)."""
+    try:
+        listing = source.call("list", "nodes", source.core.list_node)
+    except ClusterError:
+        return []
+    return close_names(node, (str(n.metadata.name) for n in listing.items if n.metadata))
 
 
 def _refuse(code: str, text: str) -> Finding:

@@ -13,8 +13,9 @@ The rules show the result before approval; the drain applies it again right befo
 - A pod already being deleted is waited for, whatever it is.
 
 Reads: one pod list by field selector `spec.nodeName`; one DaemonSet list only when a pod names
-a DaemonSet as its controller; one PersistentVolume list only when a pod mounts a claim. The
-count does not grow with the number of pods or nodes.
+a DaemonSet as its controller; one PersistentVolume list only when a pod mounts a claim; each
+in pages of 500 (`clusters/pages.py`). The count grows with the cluster's DaemonSets and volumes
+by one request per 500, never with its pods or nodes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from kubernetes import client
 
+from joinops.clusters import pages
 from joinops.clusters.kube import KubeCluster
 from joinops.rules import texts as rule_texts
 from joinops.rules.findings import Finding, Severity
@@ -57,15 +59,25 @@ def pod_key(pod: Any) -> str:
     return f"{pod.metadata.namespace}/{pod.metadata.name}"
 
 
-def list_node_pods(cluster: KubeCluster, node: str) -> tuple[list[Any], str]:
-    """The node's pods and the list's resourceVersion: one call, whatever the cluster's size."""
-    listing: Any = cluster.call(
-        "list",
-        "pods",
+def list_node_pods(
+    cluster: KubeCluster, node: str, from_cache: bool = False
+) -> tuple[list[Any], str]:
+    """The node's pods and the list's resourceVersion (in pages of 500: a node rarely has more).
+
+    `from_cache`: served from the API server's watch cache (`resourceVersion=0`), cheap and
+    possibly a little stale, for the rules' preview: the drain classifies the pods again right
+    before it evicts. The drain itself reads consistently (the default): the pods it evicts, and
+    its last look that the node is empty before the node agent resets it, must not miss a pod
+    scheduled a moment ago.
+    """
+    listing = pages.list_all(
+        cluster,
+        f"pods on {node}",
         cluster.core.list_pod_for_all_namespaces,
         field_selector=f"spec.nodeName={node}",
+        resource_version="0" if from_cache else None,
     )
-    return list(listing.items), str(listing.metadata.resource_version)
+    return listing.items, listing.resource_version
 
 
 def classify(cluster: KubeCluster, node: str, pods: list[Any]) -> NodePods:
@@ -110,6 +122,16 @@ def _sort(pod: Any, daemonsets: set[str], pinned_claims: dict[str, str], result:
             result.pinned.append((key, volume))
 
 
+def left_alone(pod: Any) -> bool:
+    """A pod no drain evicts, judged from the pod alone (no read of its DaemonSet): one that
+    names a DaemonSet as its controller, a mirror pod, or joinops's own."""
+    return (
+        _daemonset_ref(pod) is not None
+        or MIRROR_ANNOTATION in (pod.metadata.annotations or {})
+        or (pod.metadata.labels or {}).get(MANAGED_BY) == "joinops"
+    )
+
+
 def _controller(pod: Any) -> Any:
     return next((r for r in pod.metadata.owner_references or [] if r.controller), None)
 
@@ -129,13 +151,13 @@ def _claims(pod: Any) -> list[str]:
 
 def _daemonsets(cluster: KubeCluster) -> set[str]:
     apps = client.AppsV1Api(cluster.api_client)
-    listing: Any = cluster.call("list", "daemonsets", apps.list_daemon_set_for_all_namespaces)
+    listing = pages.list_all(cluster, "daemonsets", apps.list_daemon_set_for_all_namespaces)
     return {f"{d.metadata.namespace}/{d.metadata.name}" for d in listing.items}
 
 
 def _node_local_claims(cluster: KubeCluster, node: str) -> dict[str, str]:
     """`namespace/claim` -> volume name, for the claims bound to a volume pinned to `node`."""
-    listing: Any = cluster.call("list", "persistentvolumes", cluster.core.list_persistent_volume)
+    listing = pages.list_all(cluster, "persistentvolumes", cluster.core.list_persistent_volume)
     pinned = {}
     for volume in listing.items:
         spec = volume.spec

@@ -1,7 +1,9 @@
 """The ReplicaSet controller: keeps ``spec.replicas`` active pods from the template.
 
 As the real one: terminating and finished pods do not count, so an evicted pod is replaced at
-once (the replacement is new, named ``<replicaset>-<5 random>``). Surplus pods go first when
+once (the replacement is new, named ``<replicaset>-<5 random>``). A template that sets
+``spec.nodeName`` puts the replacement straight on that node, cordoned or not: the scheduler
+never sees a pod that names its node, and the kubelet runs it. Surplus pods go first when
 unscheduled, then not ready. A ReplicaSet without a pod template (made by ``Cluster.add_pod``
 as a bare owner) is left alone.
 """

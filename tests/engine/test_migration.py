@@ -112,7 +112,7 @@ def test_drain_timeout_uncordons_and_names_the_blocking_pod_and_budget(world, ma
     assert run_request(ctx, request.id) is State.FAILED
     final = ctx.store.get(request.id)
     assert final.failed_step == "drain"
-    assert "default/db-0" in final.outcome and "The disruption budget db needs" in final.outcome
+    assert "default/db-0 (eviction refused by the disruption budget `db`: needs" in final.outcome
     assert "`a-w-1` is still in clusterA" in final.outcome
     assert not a.node("a-w-1")["spec"].get("unschedulable")
     assert joinops_leftovers(ctx, "clusterA", "clusterB") == []

@@ -31,9 +31,13 @@ def test_500s_and_timeouts_on_source_and_target_are_retried_and_the_move_succeed
     ctx = make_ctx(timeouts={"api": "2s"})  # one API call; a held call times out after it
     request = approved_request(ctx, NODE, "clusterA", "clusterB")
 
-    # the target fails the token's creation once (join-material), the source the cordon twice
+    # the target fails the token's creation once (join-material), the source the cordon twice;
+    # a 5xx saying no Retry-After is the step's to retry (with one, the client retries the call
+    # itself after it, as client-go does: tests/engine/test_api_retry_after.py)
     b.faults.add(status=500, path_contains="/namespaces/kube-system/secrets", method="POST")
-    a.faults.add(status=503, path_contains=f"/api/v1/nodes/{NODE}", method="PATCH", times=2)
+    a.faults.add(
+        status=503, path_contains=f"/api/v1/nodes/{NODE}", method="PATCH", times=2, retry_after=0
+    )
     # the target fails a read of its cluster-info once (is the token signed? before the agent);
     # the 4th read: `check` and both attempts of `join-material` read it first (the CA pins)
     b.faults.add(status=500, path_contains=CLUSTER_INFO, method="GET", nth=4)
