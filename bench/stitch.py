@@ -1,11 +1,12 @@
 """Stitch: N single-node clusters into one target, one batch vs one migration after another.
 
 Measured: a batch (`joinops.rules.batch.plan_nodes` + `create_batch`, started the way an approval
-starts it) carried out by real `joinops worker` processes with `max_parallel` set, from the
-batch's start to its final event. Compared against the same N migrations, checked beforehand,
-enqueued one after another on the same workers, each waited for before the next. Also: API
-requests per node (every cluster's request log, planning included, divided by N), and the peak
-number of migrations observed running at once.
+starts it) carried out by real `joinops worker` processes with `max_parallel` set (a number, or
+`auto`: the workers choose when the batch starts, joinops/parallelism.py, and the number it ran
+with is read back from the batch), from the batch's start to its final event. Compared against
+the same N migrations, checked beforehand, enqueued one after another on the same workers, each
+waited for before the next. Also: API requests per node (every cluster's request log, planning
+included, divided by N), and the peak number of migrations observed running at once.
 
 Every run gets its own target and sources in one simulated world, so the workers start once.
 """
@@ -37,6 +38,7 @@ from bench.support import (
     wait_workers_ready,
     write_config,
 )
+from joinops import parallelism
 from joinops.clusters.registry import ClusterRegistry
 from joinops.queue import enqueue_batch_advance, enqueue_migration
 from joinops.requests.asks import MigrationAsk
@@ -46,7 +48,7 @@ from joinops.requests.model import Role
 from joinops.requests.store import Request, RequestStore
 from joinops.rules import batch as batches
 from joinops.rules.check import check
-from joinops.settings import Settings
+from joinops.settings import MaxParallel, Settings
 from kubesim import Cluster, NodeSpec, World
 
 BATCH_TIMEOUT = 300.0  # seconds one run may take before the benchmark gives up
@@ -57,7 +59,7 @@ class Sizes:
     nodes: int  # single-node source clusters stitched into one target
     join_seconds: float  # simulated reset-and-join time of each node
     workers: int  # `joinops worker` processes
-    max_parallel: int  # the batch's `max_parallel` setting
+    max_parallel: MaxParallel  # the `max_parallel` setting: a number or `auto`
     repeats: int  # runs of each kind (batch, one after another)
     curve: tuple[int, ...] = ()  # batch sizes also run once each, for the wall-time curve
 
@@ -110,6 +112,7 @@ class Outcome:
     peak: int  # most migrations seen running at once
     planning_requests: int  # API requests made before the start (rule checks, lookups)
     cpu: CpuShare | None = None  # where the CPU went while it ran (batches only)
+    width: int = 1  # the migrations at once the batch ran with (its stored max_parallel)
 
 
 Counter = Callable[[], int]  # API requests so far, over the run's clusters
@@ -147,7 +150,11 @@ def as_batch(
     if final.state != str(State.SUCCEEDED):
         raise RuntimeError(f"batch {batch.id}: {final.text}")
     children = [c for c in batch.extra.get("children", "").split(",") if c]
-    return Outcome(seconds, peak_concurrency(connection, children), planning, cpu)
+    ended = RequestStore(connection).get(batch.id)
+    width = parallelism.stored(ended.extra) if ended else None
+    if width is None:
+        raise RuntimeError(f"batch {batch.id}: no max_parallel stored on it")
+    return Outcome(seconds, peak_concurrency(connection, children), planning, cpu, width)
 
 
 def one_after_another(
@@ -228,6 +235,7 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
             for what in ("seconds", "requests_per_node", "planning_requests_per_node")
         }
         samples["peak_concurrency"] = []
+        samples["widths"] = []  # max_parallel each batch run used
         samples["curve_seconds"] = []  # [nodes, seconds] per curve run
         samples["batch_cpu"] = []  # CpuShare per batch run
         samples["curve_cpu"] = []  # [nodes, CpuShare] per curve run
@@ -262,6 +270,7 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
                     )
                     if kind == "batch":
                         samples["peak_concurrency"].append(outcome.peak)
+                        samples["widths"].append(outcome.width)
                         samples["batch_cpu"].append(asdict(outcome.cpu) if outcome.cpu else None)
                     _verify(world, stitch)
             for stitch in curve_runs:
@@ -269,7 +278,7 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
                     world, directory, url, stitch.cluster_names, max_parallel=sizes.max_parallel
                 )
                 outcome = as_batch(settings, connection, stitch, lambda: 0, meter)
-                samples["curve_seconds"].append([stitch.nodes, outcome.seconds])
+                samples["curve_seconds"].append([stitch.nodes, outcome.seconds, outcome.width])
                 samples["curve_cpu"].append(
                     [stitch.nodes, asdict(outcome.cpu) if outcome.cpu else None]
                 )
@@ -292,21 +301,30 @@ def _verify(world: World, stitch: Run) -> None:
             raise RuntimeError(f"{stitch.node(i)} is not Ready in {stitch.target}")
 
 
-def rounds(sizes: Sizes) -> int:
-    """How many rounds of `max_parallel` migrations the batch needs at best."""
-    return math.ceil(sizes.nodes / sizes.max_parallel)
+def rounds(nodes: int, width: int) -> int:
+    """How many rounds of `width` migrations at once a batch of `nodes` needs at best."""
+    return math.ceil(nodes / width)
 
 
-def ideal_seconds(sizes: Sizes, serial_seconds: float) -> float:
-    """The batch's floor: its rounds, each as long as one migration alone on these workers."""
-    return rounds(sizes) * serial_seconds / sizes.nodes
+def ideal_seconds(nodes: int, width: int, serial_seconds: float) -> float:
+    """The batch's floor: its rounds, each as long as one migration alone on these workers
+    (`serial_seconds`: `nodes` migrations one after another)."""
+    return rounds(nodes, width) * serial_seconds / nodes
+
+
+def width_words(sizes: Sizes, width: int) -> str:
+    """`max_parallel 16`, or `max_parallel auto (32)`: the setting and what it chose."""
+    if isinstance(sizes.max_parallel, int):
+        return f"max_parallel {width}"
+    return f"max_parallel {sizes.max_parallel} ({width})"
 
 
 def _result(sizes: Sizes, samples: dict[str, Any]) -> Result:
     ours, theirs = median(samples["batch_seconds"]), median(samples["serial_seconds"])
-    n, width = sizes.nodes, sizes.max_parallel
+    n, width = sizes.nodes, max(samples["widths"])
+    chose = width_words(sizes, width)
     per_node = theirs / n  # one migration alone, on these workers
-    ideal = ideal_seconds(sizes, theirs)
+    ideal = ideal_seconds(n, width, theirs)
     peak = max(samples["peak_concurrency"])
     planning = median(samples["batch_planning_requests_per_node"])
     serial_planning = median(samples["serial_planning_requests_per_node"])
@@ -317,7 +335,8 @@ def _result(sizes: Sizes, samples: dict[str, Any]) -> Result:
             "nodes": n,
             "join_seconds": sizes.join_seconds,
             "workers": sizes.workers,
-            "max_parallel": width,
+            "max_parallel": sizes.max_parallel,
+            "max_parallel_used": width,
             "repeats": sizes.repeats,
         },
         samples=samples,
@@ -328,23 +347,22 @@ def _result(sizes: Sizes, samples: dict[str, Any]) -> Result:
                 ours,
                 "s",
                 f"one after another: {theirs:.1f} s ({per_node:.2f} s each); ideal at "
-                f"max_parallel {width}: {math.ceil(n / width)} rounds, {ideal:.1f} s",
+                f"{chose}: {rounds(n, width)} rounds, {ideal:.1f} s",
                 f"{ideal / ours:.0%} of ideal",
             ),
             Figure(
                 "speed-up over one after another",
                 theirs / ours,
                 "x",
-                f"ideal: {n / math.ceil(n / width):.0f}x ({sizes.workers} workers, "
-                f"max_parallel {width})",
+                f"ideal: {n / rounds(n, width):.0f}x ({sizes.workers} workers, {chose})",
                 "",
             ),
             Figure(
                 "most migrations running at once",
                 peak,
                 "",
-                f"max_parallel {width}",
-                "as configured" if peak == min(width, n) else "NOT AS CONFIGURED",
+                chose,
+                _peak_words(peak, min(width, n)),
             ),
             Figure(
                 "API requests per node, all clusters",
@@ -357,3 +375,11 @@ def _result(sizes: Sizes, samples: dict[str, Any]) -> Result:
             ),
         ],
     )
+
+
+def _peak_words(peak: int, most: int) -> str:
+    """Whether the batch kept to its width (never above it; below it when the workers were
+    too busy to start more before the first ended)."""
+    if peak > most:
+        return "MORE THAN CONFIGURED"
+    return "as configured" if peak == most else "below it: the workers were busy"

@@ -33,6 +33,7 @@ from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
 from bot.texts import batch as batch_texts
 from bot.views import batch as batch_views
+from joinops import parallelism
 from joinops.loans.lend import LOAN_SECONDS
 from joinops.queue import enqueue_batch_advance
 from joinops.requests import cancel_texts, outcome_texts
@@ -89,6 +90,8 @@ class Batches:
             **{
                 "x:" + batch_record.ROWS: batch_record.dump_rows(rows),
                 "x:" + batch_record.FINDINGS: batch_record.dump_findings(findings),
+                # what its message says and its workers keep to (joinops/parallelism.py)
+                "x:" + parallelism.STORED: parallelism.for_new_batch(ctx.settings, ctx.redis),
             },
         )
         kids = batch_record.child_ids(batch)
@@ -137,7 +140,7 @@ class Batches:
             target=plan.target,
             rows=rows,
             findings=findings,
-            max_parallel=self.ctx.settings.max_parallel,
+            max_parallel=None,  # a refusal shows no order
             status=batch_texts.refused_status(),
             force=plan.force,
         )

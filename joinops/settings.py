@@ -54,6 +54,18 @@ def parse_duration(value: Any) -> timedelta:
 
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
+AUTO: Literal["auto"] = "auto"
+MaxParallel = int | Literal["auto"]
+
+
+def parse_max_parallel(value: Any) -> MaxParallel:
+    """`auto` (joinops/parallelism.py chooses) or a whole number from 1 to 64."""
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return AUTO
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 64:
+        return value
+    raise ValueError(f"expected `auto` or a whole number from 1 to 64, got {value!r}")
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -82,6 +94,8 @@ class Timeouts(_Strict):
     pod_check: Duration = timedelta(minutes=3)  # the moved node's first pod in the target
     upload_certs: Duration = timedelta(minutes=5)  # the control-plane certificate upload pod
     api: Duration = timedelta(seconds=15)  # one Kubernetes API call (connect + read)
+    # the longest wait an API server's Retry-After (a 429, a 5xx) gets; a longer one is capped
+    retry_after_cap: Duration = timedelta(seconds=60)
     lock: Duration = timedelta(seconds=60)  # a dead worker's locks are free again after this
     # A waiting step (drain, join) watches this long at a time; when other jobs are queued it
     # then gives its worker up and is checked again this much later (RQ's scheduler).
@@ -218,7 +232,12 @@ class FileConfig(_Strict):
     agent: AgentConfig = AgentConfig()
     policy: Policy = Policy()
     slack: SlackConfig = SlackConfig()
-    max_parallel: int = Field(default=4, ge=1, le=64)  # worker joins at once in one batch
+    # Worker joins at once in one batch: `auto` (the smaller of the two below) or 1 to 64.
+    max_parallel: Annotated[MaxParallel, BeforeValidator(parse_max_parallel)] = AUTO
+    # auto: at most this many nodes joining one target at once (joinops/parallelism.py: why 32)
+    join_admission: int = Field(default=32, ge=1, le=1000)
+    # auto: this many joins at once for each live `joinops worker`
+    joins_per_worker: int = Field(default=16, ge=1, le=1000)
     max_batch_nodes: int = Field(default=200, ge=1, le=1000)  # nodes in one batch request
 
     @field_validator("approvers")
@@ -266,12 +285,14 @@ class Settings:
     timeouts: Timeouts
     agent: AgentConfig
     policy: Policy
-    max_parallel: int
+    max_parallel: MaxParallel  # `auto`: joinops/parallelism.py chooses when a batch is planned
     requesters: Requesters = field(default_factory=Requesters)
     access: AccessConfig = field(default_factory=AccessConfig)
     arrivals: Arrivals | None = None
     slack: SlackConfig = field(default_factory=SlackConfig)
     max_batch_nodes: int = 200  # a batch naming or resolving to more is refused as a whole
+    join_admission: int = 32  # max_parallel auto: nodes joining one target at once, at most
+    joins_per_worker: int = 16  # max_parallel auto: joins at once per live worker
 
     @property
     def cluster_names(self) -> list[str]:
@@ -315,6 +336,8 @@ def build_settings(file_config: FileConfig, secrets: Secrets) -> Settings:
         arrivals=arrivals,
         slack=file_config.slack,
         max_batch_nodes=file_config.max_batch_nodes,
+        join_admission=file_config.join_admission,
+        joins_per_worker=file_config.joins_per_worker,
     )
 
 

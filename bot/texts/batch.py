@@ -102,9 +102,16 @@ def no_nodes() -> str:
     return "No node to move."
 
 
-def order(max_parallel: int, target: str) -> str:
+def order(max_parallel: int | None, target: str) -> str:
+    """How the workers run the batch; `max_parallel` None: chosen by `auto` when it starts."""
+    if max_parallel is None:
+        at_once = "as many nodes at once as the workers and the target allow (`max_parallel: auto`)"
+    elif max_parallel == 1:
+        at_once = "one node at a time"
+    else:
+        at_once = f"up to {max_parallel} nodes at once"
     return (
-        f"*Order*: up to {max_parallel} nodes at once; control-plane joins into {target} one "
+        f"*Order*: {at_once}; control-plane joins into {target} one "
         "at a time, and control-plane removals from one source too; a source's control planes "
         "after its workers, its last control plane after everything else from it. A node that "
         "fails stops only the nodes that wait for it."

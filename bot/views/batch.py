@@ -11,8 +11,10 @@ from bot.texts import batch as batch_texts
 from bot.texts import request as request_texts
 from bot.views.closing import ClosingView, approve_confirm, cancel_confirm, decision_line
 from bot.views.loan_field import loan_field
+from joinops import parallelism
 from joinops.requests.lifecycle import State
 from joinops.requests.store import Request
+from joinops.settings import MaxParallel
 
 SEVERITY_RANK = {"REFUSAL": 0, "WARNING": 1, "NOTE": 2}
 
@@ -53,17 +55,23 @@ def cell_of(child: Request | None) -> str:
 
 
 def stored_view(
-    batch: Request, kids: Sequence[Request], max_parallel: int, approvers: Sequence[str] = ()
+    batch: Request,
+    kids: Sequence[Request],
+    max_parallel: MaxParallel,
+    approvers: Sequence[str] = (),
 ) -> BatchView:
-    """A stored batch; `approvers` are mentioned (so notified) while it waits for them."""
+    """A stored batch; `approvers` are mentioned (so notified) while it waits for them. Its
+    order says the number of nodes at once it was planned with (joinops/parallelism.py), the
+    one its workers keep to; `max_parallel`, the setting, only for a batch stored without it."""
     rows = load_rows(batch)
     asked = approvers if batch.state is State.PENDING else ()
+    planned = parallelism.stored(batch.extra)
     return view(
         requester=batch.requester,
         target=batch.target,
         rows=rows,
         findings=load_findings(batch),
-        max_parallel=max_parallel,
+        max_parallel=planned or (max_parallel if isinstance(max_parallel, int) else None),
         status=status_line(batch, kids, asked),
         batch=batch,
         kids={c.node: c for c in kids},
@@ -77,7 +85,7 @@ def view(
     target: str,
     rows: Sequence[Row],
     findings: Sequence[tuple[str, str]],
-    max_parallel: int,
+    max_parallel: int | None,  # None: chosen when it starts (`auto`, a batch stored without it)
     status: str,
     batch: Request | None = None,
     kids: Mapping[str, Request] | None = None,
