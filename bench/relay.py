@@ -8,9 +8,16 @@ minutes). Requests are made and approved as Slack would deliver them (signed sla
 and clicks). A run ends when every request's thread has its final line and every root message
 shows its outcome.
 
-The floor is what a user reads: the request message, each line of its thread, and two updates
-of the root message (approved, finished). Anything above it is updates coalesced away too late
+The floor is what a user reads: the request message, each line of its thread (and its edit, for
+a line that shows a step's end in place of its start), and two updates of the root message
+(approved, finished). Anything above it is updates coalesced away too late
 or retries.
+
+Also counted: the thread's notifications (slacksim's: every new message notifies, an edit does
+not) — a migration's steps are one reply each, edited in place — and each thread's lag: from
+the engine's final event (its `at`, in the request's own stream `joinops:events:<id>`) to the
+moment slacksim stored the thread's last line (`Call.answered`: a post or an edit of one of its
+replies). Both clocks are this machine's wall clock; the lag is in sped-up time (`SPEED`).
 """
 
 from __future__ import annotations
@@ -24,9 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from bench.ack import free_port, wait_healthy
 from bench.report import Figure, Result
 from bench.support import fresh_redis, start_process, start_worker, stop_process, write_config
+from joinops.requests.events import REQUEST_STREAM, Event
 from kubesim import NodeSpec, World
 from slacksim.server import Call, SlackSim
 from slacksim.signing import CHANNEL_ID, block_actions_body, deliver, slash_command_body
@@ -54,8 +64,11 @@ class Spend:
     requests: int  # migrations (a batch counts its nodes)
     calls: dict[str, int]  # Web API calls by method
     limited: int  # answered 429
+    limited_by: dict[str, int]  # answered 429, by method
     floor: int  # the request messages, their thread lines and two root updates each
     seconds: float
+    notifications: int  # new messages in the requests' threads (edits notify nobody)
+    lags: list[float]  # per thread: its last line stored, after the engine's final event (s)
 
     @property
     def total(self) -> int:
@@ -65,8 +78,8 @@ class Spend:
 class Bench:
     """One served bot, its workers and Slack; `ask` runs one scenario and counts its calls."""
 
-    def __init__(self, slack: SlackSim, events_url: str) -> None:
-        self.slack, self.events_url = slack, events_url
+    def __init__(self, slack: SlackSim, events_url: str, store: redis.Redis) -> None:
+        self.slack, self.events_url, self.store = slack, events_url, store
         self._ids = 0
 
     def _url(self) -> str:
@@ -100,14 +113,35 @@ class Bench:
             self._wait(lambda ts=root["ts"]: self._ended(ts))  # type: ignore[misc]
         seconds = time.perf_counter() - started
         calls = [c for c in self.slack.calls[first_call:] if c.method != "auth.test"]
-        lines = sum(len(self.slack.thread(CHANNEL_ID, root["ts"])) for root in roots)
+        threads = [self.slack.thread(CHANNEL_ID, root["ts"]) for root in roots]
+        lines = sum(len(replies) + sum("edited" in m for m in replies) for replies in threads)
         return Spend(
             requests=migrations,
             calls=dict(Counter(c.method for c in calls if _counted(c))),
             limited=self.slack.tiers.limited - limited,
+            limited_by=dict(Counter(c.method for c in calls if c.status == 429)),
             floor=len(roots) * 3 + lines,
             seconds=seconds,
+            notifications=sum(self.slack.notifications(CHANNEL_ID, r["ts"]) for r in roots),
+            lags=[self._lag(root, calls) for root in roots],
         )
+
+    def _lag(self, root: dict[str, Any], calls: list[Call]) -> float:
+        """Seconds from the request's final event to its thread's last line in slacksim."""
+        entries = self.store.xrevrange(REQUEST_STREAM + _request_id(root), count=1)
+        final = Event.from_json(_s(entries[0][1][b"event"])).at
+        ts = root["ts"]
+        replies = {m["ts"] for m in self.slack.thread(CHANNEL_ID, ts)}
+        said = [
+            c.answered
+            for c in calls
+            if c.response.get("ok")
+            and (
+                (c.method == "chat.postMessage" and c.params.get("thread_ts") == ts)
+                or (c.method == "chat.update" and c.params.get("ts") in replies)
+            )
+        ]
+        return max(said, default=final) - final
 
     def _new_roots(self, before: set[str], count: int) -> list[dict[str, Any]] | None:
         roots = [m for ts, m in self.slack.messages(CHANNEL_ID).items() if ts not in before]
@@ -122,6 +156,10 @@ class Bench:
 
     def _wait(self, predicate: Callable[[], Any]) -> Any:
         return self.slack.wait_for(predicate, timeout=RUN_TIMEOUT)
+
+
+def _s(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _counted(call: Call) -> bool:
@@ -179,7 +217,7 @@ def _world(world: World, sizes: Sizes) -> None:
 def run(sizes: Sizes, url: str) -> Result:
     with (
         World(pod_grace_seconds=0.05, join_seconds=0.1) as world,
-        SlackSim(tiers=Tiers(SPEED)) as slack,
+        SlackSim(tiers=Tiers(SPEED), clock=time.time) as slack,  # the engine's clock: lags
         tempfile.TemporaryDirectory(prefix="bench-relay-") as tmp,
     ):
         _world(world, sizes)
@@ -207,7 +245,7 @@ def run(sizes: Sizes, url: str) -> Result:
         workers = [start_worker(config, url, directory / f"worker-{i}.log") for i in (1, 2)]
         try:
             wait_healthy(f"http://127.0.0.1:{port}/healthz", bot, directory / "bot.log")
-            bench = Bench(slack, f"http://127.0.0.1:{port}/slack/events")
+            bench = Bench(slack, f"http://127.0.0.1:{port}/slack/events", connection)
             alone = bench.ask(["w-1 from clusterA to clusterB"], 1)
             many = [f"w-{i} from clusterA to clusterB" for i in range(2, sizes.concurrent + 2)]
             together = bench.ask(many, sizes.concurrent)
@@ -227,8 +265,12 @@ def _result(sizes: Sizes, spends: dict[str, Spend]) -> Result:
             f"{what}: chat.* calls",
             spend.total,
             "calls",
-            f"floor {spend.floor} (messages, thread lines, two root updates each); "
-            f"{spend.limited} answered 429; {dict(sorted(spend.calls.items()))}",
+            f"floor {spend.floor} (messages, thread lines and their edits, two root updates "
+            "each); "
+            f"{spend.limited} answered 429 {dict(sorted(spend.limited_by.items()))}; "
+            f"{dict(sorted(spend.calls.items()))}; "
+            f"{spend.notifications} thread notifications; "
+            f"last line at most {max(spend.lags):.2f} s after the engine's final event",
         )
 
     return Result(

@@ -1,5 +1,6 @@
-"""The announcement of a host in the arrivals channel: posted once, updated in place from the
-host's record; and the one-off reports of files joinops cannot use."""
+"""The announcement of a host in the arrivals channel: posted once (a post whose answer was lost
+is looked for before it is tried again: bot/post_once.py), updated in place from the host's
+record; and the one-off reports of files joinops cannot use."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 
 from bot.context import BotContext
 from bot.message import SLACK_ERRORS
+from bot.post_once import PostOnce
 from bot.render import arrival as render_arrival
 from bot.render import blocks as render_blocks
 from bot.views import arrival as arrival_views
@@ -19,17 +21,14 @@ class ArrivalMessages:
     def __init__(self, ctx: BotContext, store: ArrivalStore) -> None:
         self.ctx = ctx
         self.store = store
+        self.once = PostOnce(ctx.client)
 
     def post(self, channel: str, arrival: Arrival) -> str:
-        """Post the announcement; returns its ts. Raises the SDK's errors."""
+        """Post the announcement; returns its ts. Raises the SDK's errors when it was not
+        posted."""
         view = arrival_views.announcement_view(arrival)
-        answer = self.ctx.client.chat_postMessage(
-            channel=channel,
-            text=view.fallback,
-            blocks=render_arrival.announcement(view),
-            unfurl_links=False,
-        )
-        return str(answer["ts"])
+        blocks = render_arrival.announcement(view)
+        return self.once.post_root(channel, view.fallback, blocks)
 
     def refresh(self, cluster: str) -> None:
         """Render the announcement from the record again, in place. Never raises."""

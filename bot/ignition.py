@@ -34,7 +34,6 @@ from bot.render import ignition as render_ignition
 from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
 from bot.texts import ignition as ignition_texts
-from bot.texts import request as request_texts
 from bot.views import ignition as ignition_views
 from bot.views.ignition import DELIVERED, DELIVERY
 from joinops.errors import ConfigError
@@ -126,16 +125,13 @@ class Ignitions:
 
     def reply_for(self, event: Event, request: Request) -> str | None:
         """The thread reply for one of the request's events (the final success: `deliver`);
-        "" for none, None for the reply a migration would get."""
+        "" for none, None for the reply a migration would get. Its step has one reply, edited
+        as it goes on, as a migration's steps do (bot/step_replies.py)."""
         kind = event.kind
-        if kind is EventKind.STEP_STARTED:
-            return request_texts.step_started(0, 0, event.step, event.text)
-        if kind is EventKind.STEP_RETRYING:
-            return request_texts.step_retrying(event.step, event.text)
         if kind is EventKind.PROGRESS:
             return ignition_texts.progress(event.text)
         if kind is not EventKind.STATE:
-            return ""  # a step's outcome: the final state says the same, once
+            return ""
         state, requester = event.state, request.requester
         if state == "approved":
             return ignition_texts.approved_reply(
@@ -145,7 +141,7 @@ class Ignitions:
             return ignition_texts.failed_reply(requester, event.text, request.id)
         if state == "cancelled":
             return ignition_texts.cancelled_reply(requester, request.extra.get("cancelled_by", ""))
-        return None  # approved, pending, rejected, expired: as for a migration
+        return None  # pending, rejected, expired: as for a migration
 
     # ---- delivery --------------------------------------------------------------------------
 

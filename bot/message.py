@@ -20,6 +20,8 @@ from slack_sdk.models.blocks import Block
 
 from bot import batch_record, slack_limits
 from bot.context import BotContext
+from bot.post_once import PostOnce
+from bot.refresher import hand_over
 from bot.render import batch as render_batch
 from bot.render import ignition as render_ignition
 from bot.render import pages as render_pages
@@ -55,6 +57,7 @@ class RequestMessages:
     def __init__(self, ctx: BotContext) -> None:
         self.ctx = ctx
         self.versions = Versions(ctx.redis)
+        self.replies = PostOnce(ctx.client)  # thread replies: once, in order (bot/post_once.py)
 
     def post_refusal(
         self, channel: str, requester: str, ask: MigrationAsk, verdict: Verdict
@@ -102,18 +105,20 @@ class RequestMessages:
     def post_pages(self, channel: str, thread_ts: str, pages: list[list[Block]]) -> None:
         """Post each page as one reply in the thread `thread_ts`. A failure is logged."""
         for page in pages:
-            text = render_pages.text_of(page)
             try:
-                self.ctx.client.chat_postMessage(
-                    channel=channel, thread_ts=thread_ts, text=text, blocks=page, unfurl_links=False
-                )
+                self.replies.post(channel, thread_ts, render_pages.text_of(page), page)
             except SLACK_ERRORS as e:
                 log.warning("could not post a page in the thread %s: %s", thread_ts, e)
                 return
 
     def refresh(self, request_id: str) -> bool:
-        """Render the root message from the record and update it in place. Never raises."""
-        return self.update_root(request_id) is Outcome.UPDATED
+        """Render the root message from the record and update it in place. Never raises. An
+        update that failed for a reason that passes is handed to the relay's refresher (kept
+        wanted in Redis, bot/refresher.py), which tries it again until Slack shows it."""
+        outcome = self.update_root(request_id)
+        if outcome is Outcome.FAILED:
+            hand_over(self.ctx.redis, request_id)
+        return outcome is Outcome.UPDATED
 
     def update_root(self, request_id: str) -> Outcome:
         """`refresh`, saying whether a failure is worth another try (the refresher's). A render
@@ -158,21 +163,31 @@ class RequestMessages:
         )
         return None if self.versions.applied(request_id, version) else Outcome.UPDATED
 
-    def reply(self, request: Request, text: str) -> bool:
-        """A reply in the request's thread. A failure is logged, never raised."""
+    def reply(self, request: Request, text: str) -> str | None:
+        """A reply in the request's thread; its ts, or None when it was not posted (a failure is
+        logged, never raised)."""
         # a loan's return has its own message inside the loan's thread: it replies there
-        thread_ts = request.extra.get("thread_ts") or request.message_ts
+        thread_ts = request.extra.get("thread_ts") or request.message_ts or ""
         first, *rest = render_pages.reply_pages(text)  # a long reply: several that each fit
         try:
-            self.ctx.client.chat_postMessage(
-                channel=request.channel,
-                thread_ts=thread_ts,
-                text=text[: slack_limits.FALLBACK_TEXT],
-                blocks=first,
-                unfurl_links=False,
+            ts = self.replies.post(
+                request.channel, thread_ts, text[: slack_limits.FALLBACK_TEXT], first
             )
         except SLACK_ERRORS as e:
             log.warning("request %s: could not post in its thread: %s", request.id, e)
+            return None
+        self.post_pages(request.channel, thread_ts, rest)
+        return ts
+
+    def edit_reply(self, request: Request, ts: str, text: str) -> bool:
+        """Say `text` in the thread's reply `ts` instead of what it said: an edit, which
+        notifies nobody. Its first page only (a step's line fits one). Logged, never raised."""
+        page = render_pages.reply_pages(text)[0]
+        try:
+            self.ctx.client.chat_update(
+                channel=request.channel, ts=ts, text=text[: slack_limits.FALLBACK_TEXT], blocks=page
+            )
+        except SLACK_ERRORS as e:
+            log.warning("request %s: could not edit its reply %s: %s", request.id, ts, e)
             return False
-        self.post_pages(request.channel, thread_ts or "", rest)
         return True

@@ -18,7 +18,9 @@ that passes (Slack's 5xx or 429 outlasting the client's own retries, a refused t
 tried again after a pause that doubles from `BACKOFF_FIRST` to `BACKOFF_LONGEST` seconds
 (`chat.update` does the same thing however often it is sent). `stop()` sends what is wanted at
 once (a message pausing after a failure keeps its pause), for a bounded time; what is left stays
-in the set, and the next relay's `resume()` renders it.
+in the set, and the next relay's `resume()` renders it. An update a click made itself and
+Slack refused for a while (bot/message.py `refresh`) is handed over the same way (`hand_over`:
+into the set), and the relay's refresher `adopt`s it within `ADOPT_EVERY` seconds.
 
 The waiting happens in a small pool of its own, never in the relay's thread.
 """
@@ -44,6 +46,7 @@ FORGET = 3600.0  # seconds after its last update a message's slot is dropped
 WANTED = "joinops:bot:roots-wanted"  # request ids whose root waits for a render
 BACKOFF_FIRST = 1.0  # seconds before a failed update is tried again; doubles each failure
 BACKOFF_LONGEST = 60.0
+ADOPT_EVERY = 5.0  # seconds between two looks for updates handed over (`adopt`)
 
 
 class Renders(Protocol):
@@ -103,6 +106,18 @@ class Refresher:
         for request_id in wanted:
             self.want(request_id)
         return len(wanted)
+
+    def adopt(self) -> int:
+        """Want every message another part of the bot handed over (`hand_over`: a click's own
+        update failed) that this refresher is not about to send already; returns how many."""
+        if self.redis is None:
+            return 0
+        handed = [_s(m) for m in self.redis.smembers(WANTED)]
+        with self._cond:
+            idle = [i for i in handed if not _busy(self._slots.get(i))]
+        for request_id in idle:
+            self.want(request_id)
+        return len(idle)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Send what is wanted now, for up to `timeout` s; what is left stays in Redis."""
@@ -179,6 +194,19 @@ class Refresher:
             self.redis.srem(WANTED, request_id)
         except RedisError as e:  # left in the set: one more render after a restart
             log.warning("request %s: could not mark its message current: %s", request_id, e)
+
+
+def _busy(slot: _Slot | None) -> bool:
+    return slot is not None and (slot.wanted or slot.sending)
+
+
+def hand_over(redis: Redis, request_id: str) -> None:
+    """A root update that failed elsewhere (a click's): the relay's refresher takes it on
+    (`Refresher.adopt`). Never raises: Redis down too, the request's next event renders it."""
+    try:
+        redis.sadd(WANTED, request_id)
+    except RedisError as e:
+        log.warning("request %s: its message's update was not handed over: %s", request_id, e)
 
 
 def _s(value: object) -> str:

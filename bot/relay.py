@@ -13,22 +13,23 @@ takes its own unacknowledged entries again, and entries a dead consumer left are
 `STALE_MS`; the record says what is left to do, so a crash between the claim and the post
 re-posts exactly the missing reply, and nothing is posted twice. A reply Slack refused or
 failed to answer (posts are not retried when they might have been posted: bot/slack_retry.py)
-is logged: the migration never waits for Slack. The root's update is at-least-once: an entry is
-acknowledged once its update is kept as wanted in Redis (bot/refresher.py), which tries a failed
-update again until Slack shows it, and hands what a stop left to the next relay's start.
+is logged: the migration never waits for Slack. A redelivered step event edits the reply its
+first delivery posted. The root's update is at-least-once: an entry is acknowledged once its
+update is kept as wanted in Redis (bot/refresher.py), which tries a failed update again until
+Slack shows it, and hands what a stop left to the next relay's start.
 
-Replies: one per step start or outcome, one per decision (approved, rejected, retry, cancel),
-and the outcome, mentioning the requester. Progress lines inside a step (the drain's) only
-change the root's status line, at most once every `progress_every` seconds per request.
+Replies: one per step, edited in place as the step goes on (bot/step_replies.py: edits notify
+nobody); none for an approval (the root names the approver); one for a rejection, a retry
+(mentioning the approvers) and the outcome (mentioning the requester). A post left unanswered
+is looked for before the thread gets another (bot/post_once.py). A step's start and progress
+change the root's status line at most once every `progress_every` s; a change of state at once.
 
-By kind: an Ignition request's final success is the moment its file is sent to the requester
-(`bot.ignition`); about once a second the relay also hands the files whose token expired to
-their request's lane, to be deleted from Slack (`bot.ignition_expiry`). A batch's nodes
-(requests with a `parent`) post nothing in the thread: their events only change their STATUS
-cell in the batch's table, and the batch's root message is
-re-rendered at most once every `batch_every` seconds (5; its changes of state at once), so a
-batch of sixteen nodes costs a handful of updates, not hundreds. The batch's own stream gives
-the thread one line per node outcome and the summary.
+An Ignition request's success is the moment its file is sent (`bot.ignition`); files whose
+token expired are deleted from Slack on their request's lane (`bot.ignition_expiry`). A batch's
+nodes post nothing: their events change their STATUS cell in the batch's table, re-rendered at
+most every `batch_every` s (its changes of state at once); the batch's thread gets a line per
+node outcome and the summary. Every `ADOPT_EVERY` s the refresher takes on root updates a
+click's own update handed over (bot/refresher.py).
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ from bot.lanes import Lanes
 from bot.loans import Loans
 from bot.message import SLACK_ERRORS, RequestMessages
 from bot.pacing import PacedWebClient
-from bot.refresher import Refresher
+from bot.refresher import ADOPT_EVERY, Refresher
 from bot.relay_ledger import DONE, POSTED, Ledger
-from bot.replies import reply_for, running_line, step_place
+from bot.replies import STEP_EVENTS, reply_for, running_line, step_place
+from bot.step_replies import StepReplies
 from bot.texts import batch as batch_texts
 from joinops.ignition import request as ir
 from joinops.logs import request_context
@@ -63,14 +65,10 @@ log = logging.getLogger(__name__)
 
 GROUP = "joinops-bot"
 BACKLOG = 1000  # entries handed to the lanes and not yet done, before reading more waits
-CHANGES_STATUS = frozenset(
-    {EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS, EventKind.STATE}
-)
+IN_STEP = (EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS)
+CHANGES_STATUS = frozenset({*IN_STEP, EventKind.STATE})
 STALE_MS = 60_000  # an entry another consumer got but did not acknowledge in this long is taken
 FILES_EVERY = 1.0  # seconds between two looks for Ignition files due for deletion
-IN_STEP = (EventKind.STEP_STARTED, EventKind.STEP_RETRYING, EventKind.PROGRESS)
-
-
 TOKEN_PROBE_EVERY = 10.0  # seconds between auth.test calls while Slack refuses the token
 
 
@@ -92,6 +90,7 @@ class Relay:
         self.batches = Batches(ctx, self.messages)
         self.loans = Loans(ctx, self.messages)
         self.ledger = Ledger(ctx.redis)
+        self.steps = StepReplies(ctx.redis, ctx.records, self.messages)
         self.lanes = Lanes()
         pacing = ctx.client.pacing if isinstance(ctx.client, PacedWebClient) else None
         self.refresher = Refresher(self.messages, pacing, ctx.redis)  # wishes kept in Redis
@@ -120,6 +119,7 @@ class Relay:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        self.messages.replies.stop()  # a lost post looked for: posted again at once
         self.lanes.stop(timeout)
         self.refresher.stop(timeout)
 
@@ -136,7 +136,7 @@ class Relay:
                 raise
 
     def _loop(self) -> None:
-        last_claim = last_files = 0.0
+        last_claim = last_files = last_adopt = 0.0
         store_down = False
         resumed = False
         while not self._stop.is_set():
@@ -145,6 +145,9 @@ class Relay:
                     self.refresher.resume()  # roots a stopped relay left wanted
                     self._resume()
                     resumed = True
+                if time.monotonic() - last_adopt > ADOPT_EVERY:
+                    last_adopt = time.monotonic()
+                    self.refresher.adopt()  # root updates a click's failure handed over
                 if time.monotonic() - last_claim > STALE_MS / 1000:
                     last_claim = time.monotonic()
                     self._take_stale()
@@ -332,11 +335,23 @@ class Relay:
         if event.kind in IN_STEP:
             self.ctx.store.update(request.id, **{"x:status": running_line(event)})
         if not posted:
-            self._post(entry_id, request, self._reply(event, request))
+            self._say(entry_id, request, event)
         if event.kind not in CHANGES_STATUS:
             return  # a step's outcome is a reply; the status line changes with the next start
-        within = self.progress_every if event.kind is EventKind.PROGRESS else 0.0
+        # a change of state at once; a step's start or progress at most every `progress_every`
+        within = 0.0 if event.kind is EventKind.STATE else self.progress_every
         self.refresher.want(request.id, within)
+
+    def _say(self, entry_id: str, request: Request, event: Event) -> None:
+        """The event in the thread: a step's in its one reply (bot/step_replies.py), a change of
+        state as a reply of its own; recorded as posted once Slack accepted it."""
+        if event.kind in STEP_EVENTS:
+            if self.steps.say(request, event) and entry_id:
+                self.ledger.posted(entry_id)
+            return
+        if event.is_final:
+            self.steps.close(request, event)
+        self._post(entry_id, request, self._reply(event, request))
 
     def _post(self, entry_id: str, request: Request, text: str | None) -> None:
         """The event's reply, recorded as posted once Slack accepted it."""

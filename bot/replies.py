@@ -1,4 +1,5 @@
-"""What the relay says in a request's thread for one event, and the status line of a step."""
+"""What the relay says in a request's thread for one event (a step's one reply, edited as the
+step goes on; a change of state), and the status line of a step."""
 
 from __future__ import annotations
 
@@ -20,23 +21,50 @@ def running_line(event: Event) -> str:
     return request_texts.running_status(number, total, event.step, event.text)
 
 
-def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
-    """The thread reply for one event, or None when it only changes the status line."""
-    kind, step = event.kind, event.step
-    if kind is EventKind.STEP_STARTED:
-        number, total = step_place(step)
-        return request_texts.step_started(number, total, step, event.text)
+STEP_EVENTS = frozenset(
+    {
+        EventKind.STEP_STARTED,
+        EventKind.STEP_RETRYING,
+        EventKind.STEP_SUCCEEDED,
+        EventKind.STEP_FAILED,
+    }
+)
+
+
+def step_reply(event: Event) -> str:
+    """What a step's one reply says after this event of the step (one of `STEP_EVENTS`)."""
+    number, total = step_place(event.step)
+    kind, step, text = event.kind, event.step, event.text
     if kind is EventKind.STEP_SUCCEEDED:
-        return request_texts.step_succeeded(step, event.text, event.seconds)
-    if kind is EventKind.STEP_RETRYING:
-        return request_texts.step_retrying(step, event.text)
+        return done_reply(step, text, event.seconds)
     if kind is EventKind.STEP_FAILED:
-        return request_texts.step_failed(step, event.text)
-    if kind is not EventKind.STATE:
+        return request_texts.step_failed(number, total, step, text)
+    if kind is EventKind.STEP_RETRYING:
+        return request_texts.step_retrying(number, total, step, text)
+    return request_texts.step_running(number, total, step, text)
+
+
+def done_reply(step: str, text: str, seconds: float) -> str:
+    """A step's reply once it succeeded (`text`: what it did)."""
+    number, total = step_place(step)
+    return request_texts.step_done(number, total, step, text, seconds)
+
+
+def stopped_reply(step: str, state: str) -> str:
+    """A step still shown running when its request ended (`state`)."""
+    number, total = step_place(step)
+    return request_texts.step_stopped(number, total, step, state)
+
+
+def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
+    """The thread reply for a change of the request's state, or None when there is none.
+
+    An approval has none: the root message says who approved, and when, in place of its
+    buttons (bot/views/closing.py, `decision_line`), and the first step's reply follows soon.
+    A retry has one, mentioning the approvers: only a new message notifies them."""
+    if event.kind is not EventKind.STATE:
         return None
     state, requester, at = event.state, request.requester, event.at or ctx.clock()
-    if state == "approved":
-        return request_texts.approved_reply(request.decided_by, at, requester)
     if state == "pending":
         retried_by = request.extra.get("retried_by", "")
         return request_texts.retry_reply(retried_by, at, ctx.settings.approvers)

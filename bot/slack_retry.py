@@ -7,7 +7,9 @@ What is retried depends on whether a second try could do the thing twice:
   (429, after its `Retry-After`) or a connection that failed before the request was sent
   (refused, unresolvable, reset while sending: urllib's `URLError`). A read timeout, a
   connection dropped while waiting for the answer or a 5xx may come after Slack posted: retrying
-  would post twice, with live buttons nobody updates, so the call fails and the caller logs it.
+  would post twice, with live buttons nobody updates, so the call fails (`may_have_posted`
+  says so): a thread reply is then looked for before it is posted again (bot/post_once.py),
+  anything else is logged.
 - Every other call (`chat.update`, `conversations.open`, lookups) does the same thing however
   often it is made: 429, 5xx and any dropped connection are retried.
 
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from http.client import RemoteDisconnected
 from urllib.error import HTTPError, URLError
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.handler import RetryHandler
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
@@ -129,6 +132,18 @@ def _transient(method: str, response: HttpResponse | None, error: Exception | No
     if status is not None:
         return status == 429 or status >= 500
     return isinstance(error, _CONNECTION_ERRORS)
+
+
+def may_have_posted(error: Exception) -> bool:
+    """Whether a post that failed with `error` may still have been posted by Slack: no answer
+    came after the request was sent (a read timeout, a connection dropped while waiting), or a
+    5xx came (Slack may answer one after acting). The SDK raises the first as they are; urllib
+    wraps what failed before the request was sent in `URLError` (Slack saw nothing)."""
+    if isinstance(error, SlackApiError):
+        return int(getattr(error.response, "status_code", 200) or 200) >= 500
+    if isinstance(error, URLError):
+        return False
+    return isinstance(error, (TimeoutError, ConnectionError))
 
 
 def _status(response: HttpResponse | None, error: Exception | None) -> int | None:

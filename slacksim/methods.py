@@ -11,6 +11,7 @@ from slacksim.chat import (
     chat_update,
     reactions_add,
 )
+from slacksim.conversations import conversations_history, conversations_replies
 from slacksim.files import (
     files_complete_upload_external,
     files_delete,
@@ -31,6 +32,8 @@ METHODS: dict[str, Method] = {
     "chat.postEphemeral": chat_post_ephemeral,
     "chat.getPermalink": chat_get_permalink,
     "conversations.open": conversations_open,
+    "conversations.replies": conversations_replies,
+    "conversations.history": conversations_history,
     "users.info": users_info,
     "usergroups.users.list": usergroups_users_list,
     "files.getUploadURLExternal": files_get_upload_url_external,

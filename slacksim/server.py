@@ -34,6 +34,7 @@ from slacksim.params import decode_params
 from slacksim.response_url import respond
 from slacksim.socket_mode import APP_TOKEN, PATH, SocketMode, refuse_app_token, serve_upgrade
 from slacksim.tiers import Tiers
+from slacksim.wire import bearer, parse_body, read_body
 from slacksim.workspace import Json, ResponseTarget, SlackError, Upload, Workspace
 
 T = TypeVar("T")
@@ -48,6 +49,7 @@ class Call:
     at: arrival time on the sim's clock (time.monotonic by default).
     token: the bearer token (or `token` parameter) sent, None if none.
     status, response: the HTTP status and JSON body answered.
+    answered: when the sim acted on it and answered (a post: when it was stored), same clock.
     """
 
     method: str
@@ -57,6 +59,7 @@ class Call:
     token: str | None = None
     status: int = 200
     response: dict[str, Any] = field(default_factory=dict)
+    answered: float = 0.0
 
 
 class _Server(ThreadingHTTPServer):
@@ -191,6 +194,16 @@ class SlackSim:
         with self._cond:
             return self.workspace.replies(channel, ts)
 
+    def notifications(self, channel: str, thread_ts: str | None = None) -> int:
+        """How many messages notified the people of `channel` (of the thread `thread_ts` only,
+        when given): every new message does (chat.postMessage, a file shared, an in_channel
+        response); an edit (chat.update) does not, even one that adds a mention: Slack's
+        clients get it as a `message_changed` event marked `hidden`, a change to a message
+        already seen rather than a new one
+        (https://docs.slack.dev/reference/events/message/message_changed)."""
+        with self._cond:
+            return self.workspace.notifications(channel, thread_ts)
+
     def ephemerals(self, user: str) -> list[Json]:
         """Ephemeral messages shown to `user` (chat.postEphemeral and bound response_urls)."""
         with self._cond:
@@ -247,7 +260,7 @@ class SlackSim:
     ) -> tuple[Call, dict[str, str]] | None:
         """Answer one Web API call; returns it as recorded and any extra response headers, or
         None when a hold dropped it (nothing done, nothing answered)."""
-        token = _bearer(headers) or params.get("token")
+        token = bearer(headers) or params.get("token")
         refusal = self._refusal(method, token)
         if not refusal and not self.holds.keep(method, params, self._stopping):
             return None
@@ -269,7 +282,7 @@ class SlackSim:
                     body = METHODS[method](self.workspace, params)
                 except SlackError as e:
                     body = {"ok": False, "error": e.code}
-            call = Call(method, params, headers, at, token, status, body)
+            call = Call(method, params, headers, at, token, status, body, self._clock())
             self._calls.append(call)
             self._cond.notify_all()
         return call, extra
@@ -299,11 +312,6 @@ class SlackSim:
             return answer
 
 
-def _bearer(headers: dict[str, str]) -> str | None:
-    auth = headers.get("authorization", "")
-    return auth[7:].strip() or None if auth.lower().startswith("bearer ") else None
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
@@ -319,7 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> None:
         at = self.server.sim._clock()
-        body = self._read_body()
+        body = read_body(self.rfile, self.headers)
         split = urlsplit(self.path)
         parts = split.path.strip("/").split("/")
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -328,7 +336,7 @@ class _Handler(BaseHTTPRequestHandler):
             serve_upgrade(self, sim.socket, dict(parse_qsl(split.query)).get("ticket"), headers)
         elif len(parts) == 2 and parts[0] == "api":
             params = dict(parse_qsl(split.query, keep_blank_values=True))
-            params.update(_parse_body(body, headers.get("content-type", "")))
+            params.update(parse_body(body, headers.get("content-type", "")))
             answered = sim._api(parts[1], decode_params(params), headers, at)
             if answered is None:
                 self.close_connection = True  # dropped by a hold: no answer at all
@@ -353,39 +361,17 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, "not_found", "text/plain")
 
-    def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
-            while (size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)) > 0:
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline().strip():  # trailers
-                pass
-            return b"".join(chunks)
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
-
     def _send(
         self, status: int, text: str, content_type: str, extra: dict[str, str] | None = None
     ) -> None:
         data = text.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", f"{content_type}; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (extra or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-
-def _parse_body(body: bytes, content_type: str) -> Json:
-    if not body:
-        return {}
-    text = body.decode("utf-8", errors="replace")
-    if content_type.split(";")[0].strip().lower() == "application/json":
         try:
-            parsed = json.loads(text)
-        except ValueError:
-            return {}
-        return parsed if isinstance(parsed, dict) else {}
-    return dict(parse_qsl(text, keep_blank_values=True))
+            self.send_response(status)
+            self.send_header("Content-Type", f"{content_type}; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (extra or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client stopped waiting (its timeout): acted on

@@ -45,6 +45,8 @@ METHOD_TIERS: dict[str, Limit] = {
     "chat.postEphemeral": TIER_4,
     "chat.getPermalink": TIER_4,
     "conversations.open": TIER_3,
+    "conversations.replies": TIER_3,
+    "conversations.history": TIER_3,
     "users.info": TIER_4,
     "usergroups.users.list": TIER_2,
     "files.getUploadURLExternal": TIER_4,

@@ -98,6 +98,7 @@ class Workspace:
         self.responses: dict[str, list[Json]] = {}
         self.response_targets: dict[str, ResponseTarget] = {}
         self.socket_tickets: set[str] = set()  # unused apps.connections.open URLs
+        self.notified: list[tuple[str, str | None]] = []  # (channel, thread_ts) of new messages
 
     # ---- ids -------------------------------------------------------------------------------
 
@@ -119,6 +120,14 @@ class Workspace:
             for ts, m in self.channels.get(channel, {}).items()
             if m.get("thread_ts", ts) == ts
         }
+
+    def notifications(self, channel: str, thread_ts: str | None = None) -> int:
+        """New messages in `channel` (only those in the thread `thread_ts`, when given)."""
+        return sum(
+            1
+            for where, thread in self.notified
+            if where == channel and (thread_ts is None or thread == thread_ts)
+        )
 
     def replies(self, channel: str, thread_ts: str) -> list[Json]:
         return [
@@ -145,7 +154,10 @@ class Workspace:
         return message
 
     def store(self, channel: str, message: Json, thread_ts: str | None) -> None:
+        """Keep a new message: a channel post, or a reply in the thread `thread_ts`. Each one
+        notifies (`notified`); an edit changes a stored message in place and notifies nobody."""
         ts = message["ts"]
+        self.notified.append((channel, thread_ts or None))
         if thread_ts:
             message["thread_ts"] = thread_ts
             parent = self.channels.get(channel, {}).get(thread_ts)

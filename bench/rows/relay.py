@@ -1,5 +1,6 @@
-"""Rows: the relay's Slack calls per migration (alone, 25 at once) and per 16-node batch, and the
-429s met, against slacksim enforcing Slack's rate tiers."""
+"""Rows: the relay's Slack calls per migration (alone, 25 at once) and per 16-node batch, the
+thread notifications per migration, the slowest thread's lag behind the engine with 25 at once,
+and the 429s met, against slacksim enforcing Slack's rate tiers."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from bench.support import Env
 NAME = "relay"
 FULL = relay.Sizes(concurrent=25, batch=16)
 QUICK = relay.Sizes(concurrent=4, batch=4)
-PEER = "what a user reads (messages, thread lines, two root updates each)"
+PEER = "what a user reads (messages, thread lines and their edits, two root updates each)"
 
 
 def row(env: Env) -> Result:
@@ -28,6 +29,29 @@ def row(env: Env) -> Result:
         result.rows.append(
             make_row(name, spend["total"] / per, "calls", PEER, spend["floor"] / per)
         )
+    steps_and_outcome = 9  # a one-node migration: a reply per step (8) and the outcome
+    for key, name in cases[:2]:
+        spend = spends[key]
+        result.rows.append(
+            make_row(
+                name.replace("Slack calls", "thread notifications"),
+                spend["notifications"] / spend["requests"],
+                "replies",
+                "one reply per step and the outcome (edits notify nobody)",
+                steps_and_outcome,
+                target=Target("joinops", "<=", steps_and_outcome, "replies"),
+            )
+        )
+    result.rows.append(
+        make_row(
+            f"{sizes.concurrent} migrations at once: a thread's last line after the engine's end",
+            max(spends["together"]["lags"]),
+            "s",
+            f"the slowest of the {sizes.concurrent} threads (tiers x{relay.SPEED:g})",
+            None,
+            target=Target("joinops", "<=", 10.0, "s"),
+        )
+    )
     limited = sum(spend["limited"] for spend in spends.values())
     result.rows.append(
         make_row(

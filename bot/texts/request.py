@@ -214,13 +214,6 @@ def expired_status() -> str:
     return f":hourglass: This request {EXPIRED}"
 
 
-def approved_reply(user_id: str, timestamp: float, requester: str) -> str:
-    return (
-        f"Approved by {user(user_id)} at {at(timestamp)}. {user(requester)}, your move is queued; "
-        "I report each step here."
-    )
-
-
 def retry_reply(user_id: str, timestamp: float, approvers: Sequence[str]) -> str:
     """A new reply, so that mentioning the approvers notifies them (an edit of the request's
     message that adds mentions notifies nobody)."""
@@ -235,21 +228,34 @@ def rejected_reply(user_id: str, timestamp: float, requester: str) -> str:
     return f"Rejected by {user(user_id)} at {at(timestamp)}. {user(requester)}, nothing was done."
 
 
-def step_started(number: int, total: int, step: str, text: str) -> str:
-    return f":arrow_forward: Step {_step_place(number, total)}`{step}`: {plain(text)}"
+# A step's reply: posted once when the step starts, then edited in place as it goes on and
+# ends (an edit notifies nobody: the thread's followers hear of each step once).
 
 
-def step_succeeded(step: str, text: str, seconds: float) -> str:
+def step_running(number: int, total: int, step: str, text: str) -> str:
+    return f":arrow_forward: Step {_step_place(number, total)}`{step}` running: {plain(text)}"
+
+
+def step_retrying(number: int, total: int, step: str, text: str) -> str:
+    """The engine's words say what failed and that it is tried again."""
+    return f":repeat: Step {_step_place(number, total)}`{step}`: {plain(text)}"
+
+
+def step_done(number: int, total: int, step: str, text: str, seconds: float) -> str:
     took = f" ({seconds:.1f} s)" if seconds else ""
-    return f":white_check_mark: `{step}` done{took}: {plain(text)}"
+    return f":white_check_mark: Step {_step_place(number, total)}`{step}` done{took}: {plain(text)}"
 
 
-def step_retrying(step: str, text: str) -> str:
-    return f":repeat: `{step}`: {plain(text)}"
+def step_failed(number: int, total: int, step: str, text: str) -> str:
+    return f":x: Step {_step_place(number, total)}`{step}` failed: {plain(text)}"
 
 
-def step_failed(step: str, text: str) -> str:
-    return f":x: `{step}` failed: {plain(text)}"
+def step_stopped(number: int, total: int, step: str, state: str) -> str:
+    """A step shown running when its request ended without its own outcome (a cancel)."""
+    return (
+        f":black_square_for_stop: Step {_step_place(number, total)}`{step}` stopped: "
+        f"the request ended ({plain(state)})."
+    )
 
 
 def succeeded_reply(requester: str, outcome: str) -> str:

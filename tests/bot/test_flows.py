@@ -19,6 +19,7 @@ from kubesim import NodeSpec, World
 from tests.bot.harness import (
     APPROVER,
     APPROVER2,
+    CHANNEL,
     GROUP_MEMBER,
     REQUESTER,
     HeldClusterRequest,
@@ -115,12 +116,14 @@ def test_worker_migration_from_command_to_outcome_in_the_thread(bot, world):
         assert bot.request(request.id).state is State.PENDING  # decided after the re-check
     replies = bot.wait_thread(request.id, _final)
 
-    assert replies[0].startswith(f"Approved by <@{APPROVER}> at <!date^")
-    started = [r for r in replies if r.startswith(":arrow_forward:")]
-    finished = [r for r in replies if r.startswith(":white_check_mark:")]
-    assert [s.split("`")[1] for s in started] == STEPS
-    assert [f.split("`")[1] for f in finished] == STEPS
-    assert len(replies) == 1 + 2 * len(STEPS) + 1  # approval, start and outcome per step, end
+    # one reply per step, posted as it started and edited to its end (steps that ended while
+    # the reply waited for Slack's posting budget share it, a line each), then the outcome: at
+    # most nine thread replies, each notifying the thread's followers once (edits notify nobody)
+    lines = [line for r in replies[:-1] for line in r.split("\n")]
+    assert [line.split("`")[1] for line in lines] == STEPS
+    assert all(line.startswith(":white_check_mark: Step ") for line in lines), replies
+    assert " done (" in replies[0] and len(replies) <= len(STEPS) + 1 == 9
+    assert bot.sim.notifications(CHANNEL, request.message_ts) == len(replies)
     assert replies[-1] == (
         f":tada: <@{REQUESTER}> done: `a-w-1` moved from clusterA to clusterB as worker in "
         + replies[-1].split(" as worker in ")[1]
@@ -192,6 +195,9 @@ def test_cancel_before_the_agent_leaves_the_node_in_place_and_uncordoned(bot, wo
     assert "Cancelling" in bot.wait_answer(rid)
     replies = bot.wait_thread(request.id, _final)
     assert replies[-1].startswith(f":white_circle: <@{REQUESTER}> Cancelled before the node agent")
+    assert replies[-2].startswith(
+        ":black_square_for_stop: Step 5/8 `drain` stopped"
+    )  # not "running"
     assert not any("Step 6/8" in r for r in replies)
     node = world.cluster("clusterA").node("a-w-3")
     assert node is not None and not node["spec"].get("unschedulable")
@@ -208,6 +214,8 @@ def test_retry_after_a_drain_timeout_resumes_and_succeeds(bot, world):
     bot.approve(request.id)
 
     replies = bot.wait_thread(request.id, _final)
+    assert replies[4].startswith(":x: Step 5/8 `drain` failed: ")  # its one reply, edited
+    assert len(replies) == 6  # four steps done, the drain failed, the outcome
     failure = replies[-1]
     assert failure.startswith(f":red_circle: <@{REQUESTER}> Failed at step `drain`")
     assert "default/retry-db-0" in failure and "`a-w-4` is still in clusterA" in failure
@@ -232,8 +240,14 @@ def test_retry_after_a_drain_timeout_resumes_and_succeeds(bot, world):
 
     bot.approve(request.id, APPROVER2)
     replies = bot.wait_thread(request.id, lambda r: r[-1].startswith(":tada:"))
-    second_run = replies[replies.index(next(r for r in replies if r.startswith("Retry"))) :]
-    assert not any("`check`" in r for r in second_run[2:])  # it succeeded before: skipped
+    second_run = replies[replies.index(next(r for r in replies if r.startswith("Retry"))) + 1 :]
+    assert not any("`check`" in r for r in second_run)  # it succeeded before: skipped
+    second_lines = [line for r in second_run for line in r.split("\n")]
+    drained = [x for x in second_lines if x.startswith(":white_check_mark: Step 5/8 `drain` done")]
+    assert len(drained) == 1  # run again: a line of its own, in a reply of the second run
+    first_run = [line for r in replies[: len(replies) - len(second_run)] for line in r.split("\n")]
+    failed = [x for x in first_run if "Step 5/8 `drain`" in x]
+    assert len(failed) == 1 and failed[0].startswith(":x: Step 5/8 `drain` failed: ")  # as it was
     records = bot.ctx.records.all(request.id)
     assert all(r.outcome is Outcome.SUCCEEDED for r in records.values())
     assert records["check"].attempts == 1

@@ -1,5 +1,6 @@
 """A bot killed between claiming an event and posting its reply: after the restart exactly the
-missing reply is posted, once, in its place, and nothing is posted twice.
+missing reply is posted, once, in its place, and nothing is posted twice: each step's one reply
+ends edited to "done", and the thread has nine replies (eight steps and the outcome).
 
 The seam is deterministic: slacksim holds the reply for step 2 on its way in (before Slack acts
 on it), the test SIGKILLs the real `joinops serve` process while it waits, and the held call is
@@ -56,21 +57,26 @@ def test_a_reply_lost_to_a_crash_between_claim_and_post_is_posted_once_after_res
         held.wait_arrived(60)  # claimed, and on its way to Slack
         first.kill()
         held.drop()  # never reached Slack: the process that sent it is gone
-        before = _replies(sim, ts)
-        assert not any("Step 2/8" in r for r in before)
+        before = sim.thread(CHANNEL_ID, ts)
+        assert not any("Step 2/8" in text_of(m) for m in before)
 
         second = ServedBot(config, sim, redis_url, tmp_path / "second.log")
         replies = sim.wait_for(lambda: _done(r := _replies(sim, ts)) and r, 90)
+        after = sim.thread(CHANNEL_ID, ts)
     finally:
         for bot in (first, second):
             if bot is not None:
                 bot.stop()
         stop_worker(worker)
 
-    assert replies[: len(before)] == before  # what was posted stays, nothing before it again
-    assert replies[0].startswith("Approved by") and replies[-1].startswith(":tada:")
-    starts = [int(m.group(1)) for r in replies if (m := re.search(r"Step (\d)/8", r))]
-    assert starts == list(range(1, 9))  # every step's start once, in order, the lost one too
-    assert len(replies) == len(set(replies)) == 1 + 2 * 8 + 1
+    # what was posted stays where it was, nothing before it again (edited in place at most)
+    assert [m["ts"] for m in after[: len(before)]] == [m["ts"] for m in before]
+    assert replies[-1].startswith(":tada:")
+    lines = [line for r in replies[:-1] for line in r.split("\n")]  # ended meanwhile: grouped
+    places = [int(m.group(1)) for line in lines if (m := re.search(r"Step (\d)/8", line))]
+    assert places == list(range(1, 9))  # every step shown once, in order, the lost one too
+    assert all(line.startswith(":white_check_mark: Step ") for line in lines)  # each ended done
+    assert len(replies) == len(set(replies)) <= 8 + 1
+    assert sim.notifications(CHANNEL_ID, ts) == len(replies)
     posts = [c for c in sim.calls_to("chat.postMessage") if "Step 2/8" in c.params["text"]]
     assert len(posts) == 1  # the dropped call is not recorded: Slack never answered it

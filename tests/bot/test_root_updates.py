@@ -38,7 +38,7 @@ def _running(bot):  # type: ignore[no-untyped-def]
     bot.slash("a-w-1 from clusterA to clusterB")
     request = bot.request_from_message(bot.wait_message())
     bot.approve(request.id, APPROVER)
-    bot.wait_thread(request.id, lambda r: r)  # "Approved by…"
+    bot.wait_root(request.id, lambda t: f"Approved by <@{APPROVER}>" in t)
     assert bot.ctx.store.transition(request.id, State.RUNNING)[0]
     log = RedisEventLog(bot.redis)
     log.emit(Event(request.id, EventKind.STEP_STARTED, "checking", step="check"))
@@ -124,3 +124,22 @@ def test_an_older_render_landing_late_never_stays_over_a_newer_one(bot, monkeypa
     assert len(bot.sim.calls_to("chat.update")) == updates + 2
     root = bot.root(request.id)
     assert not _approvable(root) and "Approved" in text_of(root)
+
+
+def test_a_cancel_whose_own_update_slack_refused_shows_once_slack_is_back(short_retries, caplog):
+    """A running request cancelled with its button: no event follows until the worker has put
+    the node back (none runs here), so the click's own update of the root is the only one —
+    when Slack fails it past the call's retries, the relay's refresher takes it on and the root
+    says "Cancelling" once Slack answers again, instead of "Running" for good."""
+    bot = short_retries
+    request, _ = _running(bot)
+    outage = bot.sim.faults.add("chat.update", status=503, times=None)
+    _, rid = bot.click("join_cancel", request.id, request.requester)
+    assert bot.wait_answer(rid).startswith(f"Cancelling `{request.id}`")
+    gave_up = f"request {request.id}: could not update its message"
+    bot.sim.wait_for(lambda: any(gave_up in r.getMessage() for r in caplog.records), timeout=30)
+    assert outage.hits >= 2  # the click's own update, tried again until its budget was spent
+    assert "Running: step 1/8" in text_of(bot.root(request.id))
+    bot.sim.faults.clear()
+
+    bot.wait_root(request.id, lambda t: "Cancelling" in t and "Running" not in t, timeout=30)

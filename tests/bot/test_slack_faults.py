@@ -64,9 +64,10 @@ def _done(replies: list[str]) -> bool:
 
 
 def _normal(replies: list[str], request_id: str, node: str) -> list[str]:
-    """What does not depend on the run: ids, node names, times and durations taken out."""
+    """What does not depend on the run, line by line (steps that ended while their reply waited
+    for Slack share it: how many do depends on timing): ids, node names, times taken out."""
     out = []
-    for reply in replies:
+    for reply in (line for r in replies for line in r.split("\n")):  # grouped steps: a line each
         reply = reply.replace(request_id, "REQ").replace(node, "NODE")
         reply = re.sub(r"<!date\^\d+\^[^|>]*\|[^>]*>", "<DATE>", reply)
         reply = re.sub(r"bootstrap token [a-z0-9]{6}\b", "bootstrap token ID", reply)
@@ -97,8 +98,8 @@ def test_slack_failing_for_a_while_delays_replies_but_keeps_them_in_order_and_on
 ):
     bot = make_bot()
     quiet, _ = _migrate(bot, "a-w-1")
-    assert quiet[0].startswith("Approved by") and quiet[-1].startswith(f":tada: <@{REQUESTER}>")
-    assert len(quiet) == 1 + 2 * 8 + 1
+    assert quiet[-1].startswith(f":tada: <@{REQUESTER}>")
+    assert len(quiet) == 8 + 1  # a line per step, edited to its end, and the outcome
 
     monkeypatch.setattr(slack_retry, "FIRST_PAUSE", 0.02)
     sim = bot.sim
@@ -106,7 +107,7 @@ def test_slack_failing_for_a_while_delays_replies_but_keeps_them_in_order_and_on
     errors_before = sample(POST_ERRORS, method="chat.postMessage")
 
     def disturb(stage: str) -> None:
-        if stage == "approving":  # the approval's reply and the message update
+        if stage == "approving":  # the first step's reply and the message update
             faults.append(sim.faults.add("chat.postMessage", status=429, retry_after=1, times=2))
             faults.append(sim.faults.add("chat.update", status=503, times=4))
         elif stage == "cordon":
@@ -118,9 +119,12 @@ def test_slack_failing_for_a_while_delays_replies_but_keeps_them_in_order_and_on
             faults.append(sim.faults.add("chat.update", status=429, retry_after=1, times=1))
 
     disturbed, request_id = _migrate(bot, "a-w-2", disturb)
+    # a step's reply may still be edited after the root says Succeeded (its edit waiting out
+    # the last injected failures): what the relay took on is done before faults are counted
+    assert bot.relay.idle(120)
 
     assert [f.hits for f in faults] == [f.times for f in faults]  # every failure was met
-    assert disturbed == quiet  # late, but every reply, once, in the same order
+    assert disturbed == quiet  # late, but every line, once, in the same order
     assert bot.request(request_id).state is State.SUCCEEDED
     met = sum(f.hits for f in faults if f.method == "chat.postMessage")
     assert sample(POST_ERRORS, method="chat.postMessage") - errors_before == met

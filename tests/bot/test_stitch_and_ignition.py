@@ -163,7 +163,7 @@ def test_a_control_plane_ignition_file_goes_to_the_requester_by_dm_and_nothing_s
     clicked, _ = bot.approve(request.id)
     replies = bot.wait_thread(request.id, _ended, timeout=30)
     assert replies[0].startswith(f"Approved by <@{APPROVER}> at <!date^")
-    assert replies[1].startswith(":arrow_forward: Step `ignition`: Making join material")
+    assert replies[1].startswith(":white_check_mark: Step `ignition` done")  # edited in place
     assert "bootstrap token Secret kube-system/bootstrap-token-" in replies[2]
     assert "control-plane certificates uploaded on b-cp-1" in replies[3]
     assert len(replies) == 5  # and the outcome: the step's own outcome is not repeated

@@ -20,6 +20,7 @@ import redis
 
 from bot.message import RequestMessages
 from bot.texts import access as access_texts
+from joinops.requests.events import Event, EventKind, RedisEventLog
 from joinops.requests.lifecycle import State
 from joinops.requests.store import ACTIVE, PREFIX, Request, RequestStore
 from slacksim.signing import Delivery, block_actions_body, deliver
@@ -145,7 +146,9 @@ def test_with_redis_down_commands_and_clicks_are_refused_and_nothing_is_taken(
     # and the bot takes requests again, on the same connections
     bot.approve(request.id, APPROVER)
     bot.wait_root(request.id, lambda t: f"Approved by <@{APPROVER}>" in t)
-    bot.wait_thread(request.id, lambda r: r)  # the relay is back too
+    # the relay is back too: an event of the request's (played by the test) reaches its thread
+    RedisEventLog(bot.redis).emit(Event(request.id, EventKind.STEP_STARTED, "check", step="check"))
+    bot.wait_thread(request.id, lambda r: r)
     assert [r.getMessage() for r in tracebacks] == []
 
 

@@ -19,7 +19,7 @@ def _steps(bot, request_id: str) -> list[str]:  # type: ignore[no-untyped-def]
         bot.ctx.events.emit(
             Event(request_id, EventKind.STEP_STARTED, line, step=step, at=bot.ctx.clock())
         )
-    return [f"`{step}`: {line}" for step, line in lines.items()]
+    return [f"`{step}` running: {line}" for step, line in lines.items()]
 
 
 def test_a_revoked_token_keeps_progress_in_redis_until_a_token_works(make_bot):

@@ -1,7 +1,9 @@
 """Many requests at once against a Slack that enforces its rate tiers (slacksim's Tiers at the
 harness's speed): 25 single migrations approved together, and one 16-node batch. Every thread
-reply arrives once and in its order, and every root message ends showing the final state — a
-429 delays a reply, never loses, repeats or reorders it, and a stale render never lands last.
+reply arrives once and in its order (a post whose answer is lost under load is looked for before
+the thread goes on: bot/post_once.py), each step's reply is edited in place to its end, and
+every root message ends showing the final state — a 429 delays a reply, never loses, repeats or
+reorders it, and a stale render never lands last.
 
 Two real `joinops worker` processes drive them (waiting steps park, so two are enough).
 """
@@ -17,7 +19,7 @@ import redis
 
 from joinops.requests.lifecycle import State
 from kubesim import NodeSpec, World
-from tests.bot.harness import APPROVER, REQUESTER, buttons, text_of
+from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, buttons, text_of
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
 
@@ -103,13 +105,16 @@ def test_25_migrations_at_once_get_every_reply_once_in_order_and_end_in_their_st
     shapes = set()
     for node, request in by_node.items():
         replies = bot.wait_thread(request.id, _ended, timeout=240)
-        assert replies[0].startswith(f"Approved by <@{APPROVER}>"), (node, replies)
-        started = [r.split("`")[1] for r in replies if r.startswith(":arrow_forward:")]
-        finished = [r.split("`")[1] for r in replies if r.startswith(":white_check_mark:")]
-        assert started == STEPS and finished == STEPS, (node, replies)
-        assert len(replies) == 1 + 2 * len(STEPS) + 1, (node, replies)  # nothing twice
+        # the engine outruns one post a second per channel: steps that ended while their
+        # thread waited for its turn share a reply, a line each (bot/step_replies.py)
+        lines = [line for r in replies[:-1] for line in r.split("\n")]
+        steps = [line.split("`")[1] for line in lines]
+        assert steps == STEPS, (node, replies)  # each step shown once, in order, none twice
+        assert all(line.startswith(":white_check_mark: Step ") for line in lines), replies
         assert replies[-1].startswith(f":tada: <@{REQUESTER}> done: `{node}` moved"), replies
-        shapes.add(tuple(_shape(r, request.id, node) for r in replies))
+        # each reply notified once; the step replies' edits, none
+        assert bot.sim.notifications(CHANNEL, request.message_ts) == len(replies) <= len(STEPS) + 1
+        shapes.add(tuple(_shape(line, request.id, node) for line in [*lines, replies[-1]]))
     assert len(shapes) == 1  # every thread tells the same story, in the same order
 
     for node, request in by_node.items():
