@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import load
+from bench import ack_replicas, load
 from bench.report import Figure, Result
 from bench.support import (
     Footprint,
@@ -31,6 +31,7 @@ from bench.support import (
     fresh_redis,
     median,
     percentile,
+    proc_status_kib,
     start_process,
     start_worker,
     stop_process,
@@ -70,7 +71,7 @@ class Pace:
     warmup: int  # commands sent first, not measured
 
 
-@dataclass(frozen=True)
+@dataclass
 class Round:
     p50_ms: float
     p99_ms: float
@@ -78,7 +79,8 @@ class Round:
     errors: int  # answers that were not HTTP 200
     seconds: float  # wall time of the round's sends
     posted_seconds: float  # after the last ack, until every request message was posted
-    cpu_ms_per_command: float  # the server's CPU time over the round, per command
+    cpu_ms_per_command: float  # the server's CPU time (its post-ack process's too), per command
+    ack_cpu_ms_per_command: float = 0.0  # the acking process's alone
 
     @classmethod
     def of(
@@ -133,17 +135,18 @@ def rounds(
     texts: Callable[[int], list[str]],
     response_url: str,
     pace: Pace,
-    pid: int,
+    pids: list[int],
     posted: Callable[[int], None] | None = None,
 ) -> list[Round]:
     """Warm up, then `pace.repeats` rounds of `pace.count` commands, so many at a time. With
     `posted`, a round ends only once the bot has posted a request message for each command
-    sent so far (`posted(n)` waits for n)."""
+    sent so far (`posted(n)` waits for n). The CPU is that of `pids` and their children (a
+    bot's post-ack process)."""
     sent = 0
     out = []
     for number in range(pace.repeats + 1):  # round 0 warms up
         size = pace.warmup if number == 0 else pace.count
-        cpu = cpu_seconds(pid)
+        cpu, acking = tree_cpu_seconds(pids), sum(cpu_seconds(p) for p in pids)
         started = time.perf_counter()
         answers = loader.submit(
             load.fire, url, SECRET, texts(size), pace.concurrency, response_url
@@ -154,8 +157,26 @@ def rounds(
             posted(sent)
         if number > 0:
             waited = time.perf_counter() - started - seconds
-            out.append(Round.of(answers, seconds, waited, cpu_seconds(pid) - cpu))
+            used = tree_cpu_seconds(pids) - cpu
+            made = Round.of(answers, seconds, waited, used)
+            made.ack_cpu_ms_per_command = (
+                (sum(cpu_seconds(p) for p in pids) - acking) * 1000 / len(answers)
+            )
+            out.append(made)
     return out
+
+
+def children(pid: int) -> list[int]:
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(child) for child in listed]
+
+
+def tree_cpu_seconds(pids: list[int]) -> float:
+    """CPU time of the processes and of their children so far (a bot and its post-ack one)."""
+    return sum(cpu_seconds(p) + sum(cpu_seconds(c) for c in children(p)) for p in pids)
 
 
 def _world(world: World) -> None:
@@ -222,11 +243,20 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
         events = f"http://127.0.0.1:{port}/slack/events"
         try:
             wait_healthy(f"http://127.0.0.1:{port}/healthz", bot, bot_log)
-            footprint.sample("bot", bot.pid, idle=True)
-            quick = rounds(loader, events, help_only, response_url, burst, bot.pid)
-            ours = rounds(loader, events, valid, response_url, burst, bot.pid, waiter())
-            single = rounds(loader, events, valid, response_url, alone, bot.pid, waiter())
-            footprint.sample("bot", bot.pid)
+            _sample(footprint, bot.pid, idle=True)
+            pids = [bot.pid]
+            quick = rounds(loader, events, help_only, response_url, burst, pids)
+            ours = rounds(loader, events, valid, response_url, burst, pids, waiter())
+            single = rounds(loader, events, valid, response_url, alone, pids, waiter())
+            _sample(footprint, bot.pid)
+            peaks = [proc_status_kib(p, "VmHWM") or 0 for p in (bot.pid, *children(bot.pid))]
+
+            def two(events: str, pids: list[int]) -> list[Round]:
+                return rounds(loader, events, valid, response_url, burst, pids, waiter())
+
+            ours_two = ack_replicas.behind_one_port(
+                two, env, directory, free_port, wait_healthy, floor=False
+            )
         finally:
             stop_process(bot)
             for worker in workers:
@@ -237,16 +267,36 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
         try:
             wait_healthy(f"http://127.0.0.1:{port}/", floor, floor_log)
             events = f"http://127.0.0.1:{port}/slack/events"
-            theirs = rounds(loader, events, valid, response_url, burst, floor.pid)
-            floor_single = rounds(loader, events, valid, response_url, alone, floor.pid)
+            theirs = rounds(loader, events, valid, response_url, burst, [floor.pid])
+            floor_single = rounds(loader, events, valid, response_url, alone, [floor.pid])
         finally:
             stop_process(floor)
+
+        def floor_two(events: str, pids: list[int]) -> list[Round]:
+            return rounds(loader, events, valid, response_url, burst, pids)
+
+        theirs_two = ack_replicas.behind_one_port(
+            floor_two, env, directory, free_port, wait_healthy, floor=True
+        )
         connection.flushdb()
     return _result(
         sizes,
-        {"joinops": ours, "joinops_help": quick, "bolt_floor": theirs},
+        {
+            "joinops": ours,
+            "joinops_help": quick,
+            "bolt_floor": theirs,
+            "joinops_2_replicas": ours_two,
+            "bolt_floor_2_replicas": theirs_two,
+        },
         {"joinops": single, "bolt_floor": floor_single},
+        peaks,
     )
+
+
+def _sample(footprint: Footprint, pid: int, idle: bool = False) -> None:
+    """The bot's processes: the acking one and its post-ack one (each its own peak)."""
+    for process in (pid, *children(pid)):
+        footprint.sample("bot", process, idle=idle)
 
 
 def _near(ours: float, floor: float) -> str:
@@ -254,7 +304,12 @@ def _near(ours: float, floor: float) -> str:
     return "near bolt's floor" if ours <= max(floor * 1.25, floor + 10) else "above bolt's floor"
 
 
-def _result(sizes: Sizes, burst: dict[str, list[Round]], alone: dict[str, list[Round]]) -> Result:
+def _result(
+    sizes: Sizes,
+    burst: dict[str, list[Round]],
+    alone: dict[str, list[Round]],
+    peaks_kib: list[int],
+) -> Result:
     def med(key: str, field: str, rounds: dict[str, list[Round]] = burst) -> float:
         return median(getattr(r, field) for r in rounds[key])
 
@@ -278,6 +333,7 @@ def _result(sizes: Sizes, burst: dict[str, list[Round]], alone: dict[str, list[R
         samples={
             **{key: [r.__dict__ for r in rs] for key, rs in burst.items()},
             **{f"{key}_one_at_a_time": [r.__dict__ for r in rs] for key, rs in alone.items()},
+            "bot_processes_peak_kib": peaks_kib,  # the acking process, then its post-ack one
         },
         figures=[
             Figure(

@@ -29,9 +29,11 @@ from bot.click_pool import ClickPool
 from bot.commands import SlashCommands
 from bot.context import BotContext
 from bot.pacing import PacedWebClient, Pacing
+from bot.post_ack import HandOff
 from bot.render.arrival import DISMISS_ACTION, MOVE_ACTION
 from bot.render.blocks import APPROVE_ACTION, CANCEL_ACTION, REJECT_ACTION
 from bot.render.loans import EXTEND_ACTION, RETURN_ACTION
+from bot.shared_pacing import SharedPacing
 from bot.slack_retry import TransientSlackErrors
 from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
@@ -46,12 +48,14 @@ LISTENER_THREADS = 32  # listeners run here after their ack; the cluster checks 
 SLACK_TIMEOUT = 10  # seconds for one Web API call
 
 
-def make_web_client(settings: Settings) -> WebClient:
+def make_web_client(settings: Settings, client: redis.Redis | None = None) -> WebClient:
     """The bot's Slack client: `SLACK_API_URL`; every call paced to its method's tier, shared by
-    the whole process (bot/pacing.py); Slack's transient failures waited out for a bounded time,
-    a post retried only when it cannot duplicate (bot/slack_retry.py)."""
+    the whole process (bot/pacing.py) and, given `client`, by every process of the bot through
+    Redis (bot/shared_pacing.py); Slack's transient failures waited out for a bounded time, a
+    post retried only when it cannot duplicate (bot/slack_retry.py)."""
     token = settings.secrets.slack_bot_token
-    pacing = Pacing(settings.slack.rate_scale)
+    scale = settings.slack.rate_scale
+    pacing = SharedPacing(client, scale) if client is not None else Pacing(scale)
     return PacedWebClient(
         token=token.get_secret_value() if token else None,
         base_url=settings.secrets.slack_api_url,
@@ -69,7 +73,7 @@ def build_context(
     web_client: WebClient | None = None,
     clock: Callable[[], float] = time.time,
 ) -> BotContext:
-    client = web_client or make_web_client(settings)
+    client = web_client or make_web_client(settings, redis)
     return BotContext.build(
         settings, redis_client=redis, clusters=clusters, client=client, clock=clock
     )
@@ -84,14 +88,16 @@ def build_app(
     context: BotContext | None = None,
     listener_executor: Executor | None = None,
     work_pool: Executor | None = None,
+    hand_off: HandOff | None = None,
     click_pool: ClickPool | None = None,
     store_watch: StoreWatch | None = None,
     clock: Callable[[], float] = time.time,
 ) -> App:
     """The bolt App. Pass `context` to share it with a relay, and `store_watch` to share the
     watch of Redis that the acks read; otherwise each is built. `listener_executor` runs bolt's
-    listeners, `work_pool` a command's work after its ack, `click_pool` a click's (bounded:
-    bot/click_pool.py): whoever passes them shuts them down."""
+    listeners; a command's work after its ack goes to `hand_off` (`PostAckQueue.push`: the
+    post-ack process's) or, without it, runs on `work_pool` in this process; `click_pool` runs
+    a click's (bounded: bot/click_pool.py): whoever passes them shuts them down."""
     ctx = context or build_context(
         settings, redis=redis, clusters=clusters, web_client=web_client, clock=clock
     )
@@ -116,7 +122,7 @@ def build_app(
     watch = store_watch or StoreWatch(StoreProbe(settings.secrets.redis_url))
     app.use(StoreCheck(watch, settings.cluster_names, executor).check)
     app.use(Access(ctx, executor).check)
-    commands = SlashCommands(ctx, work_pool)
+    commands = SlashCommands(ctx, work_pool, hand_off)
     approval = Approval(ctx)
     app.command(COMMAND)(commands.on_command)
     arrival_buttons = ArrivalButtons(ctx, commands.migrations)

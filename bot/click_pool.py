@@ -6,6 +6,11 @@ a bounded pool of its own: bolt's listeners stay free for every command's and cl
 clicks cannot take the threads the commands' work runs on either. At most `RUNNING` clicks run
 and `WAITING` more wait; a click beyond that (`BOUND` in all) is answered at once "busy, try
 again in a minute" and does nothing, rather than queued without bound.
+
+Unlike a command's work (bot/post_ack.py), a click's stays in the acking process: clicks come a
+few at a time (people deciding on a request), their work is mostly waiting for a worker's check,
+and the "busy" bound above is a promise about this process's threads that a queue shared by the
+replicas could not keep.
 """
 
 from __future__ import annotations

@@ -1,10 +1,20 @@
-"""`/join`: parse, acknowledge, then do the work.
+"""`/join`: parse, acknowledge, hand the work on; and the work itself, where it runs.
 
-The dispatcher parses the text (pure, microseconds), acknowledges with the route's immediate
-answer — the ephemeral reply to a typo or to `help`, or "Checking…" — and only then runs the
-route's work, which may use Redis and Slack and answers through `respond`; the clusters are
-read by a worker it asks (`bot.checks`), never by the bot. A route cannot do work before the
-ack: the dispatcher calls it afterwards.
+The dispatcher parses the text (pure, microseconds) and acknowledges with the route's immediate
+answer — the ephemeral reply to a typo or to `help`, or "Checking…". A route with work after the
+ack is then handed on as a `PostAckJob` (bot/post_ack.py: the text, who, where, the
+response_url), and that is all the acking process does for it: under `joinops serve` one Redis
+push, the job run by the post-ack process of whichever replica has a thread free
+(bot/post_ack_process.py) — the rule checks asked of a worker (`bot.checks`), the request
+message posted, the records written, all off the acking interpreter, whose CPU stays with the
+next acks. Chosen over handing the work to the workers' checks queue: the work posts to Slack
+and answers through the response_url with the bot's clients and texts, which the workers do not
+have; and the post-ack process is the bot's own, one per replica, started and stopped with it.
+An access check the ack left unsettled (bot/access.py: a user group or a person not in memory
+yet) is settled in the acking process after the ack and before the push — a lookup that waits on
+Slack, not the CPU, and that fills the memory the next acks decide from. `run_job` is the work's
+side: the text parsed again, the route's work run with an `Invocation` answering through the
+response_url. A route cannot do work before the ack: the dispatcher hands it on afterwards.
 
 Routes are looked up in order by a predicate on the parsed command. One node with `from SOURCE`
 is a migration; one node without it is looked up across the clusters, then is a migration too;
@@ -21,6 +31,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
+import redis
 from slack_bolt.context import BoltContext
 
 from bot import batch_record, grammar, loans, parsed, payloads
@@ -34,8 +45,11 @@ from bot.invocation import Invocation, Respond, ack_with, run_logged
 from bot.message import RequestMessages
 from bot.migration import Migrations
 from bot.open_limit import OpenRequestLimit
+from bot.post_ack import HandOff, InProcess, PostAckJob, respond_to
 from bot.render import report as render_report
+from bot.texts import access as access_texts
 from bot.texts import answers as answers_texts
+from bot.texts import post_ack as post_ack_texts
 from bot.texts import usage as usage_texts
 from bot.views import arrival as arrival_views
 from bot.views import report as report_views
@@ -43,6 +57,7 @@ from joinops.arrivals import listing
 from joinops.arrivals.store import ArrivalStore
 from joinops.errors import ConfigError, UsageError
 from joinops.rules import batch as batches
+from joinops.rules import locate
 from joinops.rules import texts as rule_texts
 
 log = logging.getLogger(__name__)
@@ -83,13 +98,16 @@ WORK_THREADS = 16
 
 
 class SlashCommands:
-    def __init__(self, ctx: BotContext, work_pool: Executor | None = None) -> None:
+    def __init__(
+        self, ctx: BotContext, work_pool: Executor | None = None, hand_off: HandOff | None = None
+    ) -> None:
+        """`hand_off`: where the work after an ack goes (`PostAckQueue.push`); without it, to
+        `work_pool` in this process (a pool of `WORK_THREADS` when not given either)."""
         self.ctx = ctx
-        # The work after an ack runs here, not on bolt's listener threads, which stay free for
-        # the next commands' acks however many checks are waited for.
-        self.work_pool = work_pool or ThreadPoolExecutor(
-            WORK_THREADS, thread_name_prefix="joinops-work"
-        )
+        if hand_off is None:
+            pool = work_pool or ThreadPoolExecutor(WORK_THREADS, thread_name_prefix="joinops-work")
+            hand_off = InProcess(pool, self.run_job).push
+        self.hand_off = hand_off
         self.messages = RequestMessages(ctx)
         self.batches = Batches(ctx, self.messages)
         self.ignitions = Ignitions(ctx, self.messages)
@@ -142,10 +160,52 @@ class SlashCommands:
             return  # a request is posted where it is typed: approvers would never see it here
         ack_with(ack, route.ack_text(typed))
         if route.work is not None:
-            user, channel = str(command["user_id"]), str(command["channel_id"])
-            invocation = Invocation(user, channel, respond, context.get(SETTLE))
-            work = self._within_limit(route.work) if route.opens_request else route.work
-            self.work_pool.submit(run_logged, work, invocation, typed)
+            job = PostAckJob(
+                text=str(command.get("text") or ""),
+                user=str(command["user_id"]),
+                channel=str(command["channel_id"]),
+                response_url=str(command.get("response_url") or ""),
+            )
+            self._hand_on(job, respond, context.get(SETTLE))
+
+    def _hand_on(
+        self, job: PostAckJob, respond: Respond, settle: Callable[[], str | None] | None
+    ) -> None:
+        """After the ack: the access check settled if it was left so, then the job handed on."""
+        inv = Invocation(job.user, job.channel, respond)
+        try:
+            refusal = settle() if settle is not None else None
+            if refusal is not None:
+                inv.tell(refusal)
+                return
+            self.hand_off(job)
+        except redis.RedisError as e:  # an outage, not a bug: said as such
+            log.warning("/join: the state store stopped answering: %s", e)
+            inv.tell(access_texts.store_lost_midway())
+
+    # ---- the work after the ack (the post-ack process, or this one) ---------------------------
+
+    def run_job(self, job: PostAckJob) -> None:
+        """The work of a command acknowledged already, answered through its response_url."""
+        inv = Invocation(job.user, job.channel, respond_to(job.response_url))
+        try:
+            typed = grammar.parse(job.text, self.ctx.clusters.names_to_parse)
+        except grammar.GrammarError:  # parsed at the ack: only a cluster gone since
+            typed = None
+        route = next((r for r in self.routes if typed is not None and r.matches(typed)), None)
+        if route is None or route.work is None:
+            log.warning("/join: the work of a command no longer parses the same; not run")
+            inv.tell(answers_texts.internal_error())
+            return
+        work = self._within_limit(route.work) if route.opens_request else route.work
+        run_logged(work, inv, typed)
+
+    def interrupted(self, job: PostAckJob) -> None:
+        """A job whose replica stopped in the middle of it: not run again (it may have posted
+        already), the person told."""
+        Invocation(job.user, job.channel, respond_to(job.response_url)).tell(
+            post_ack_texts.interrupted(job.text)
+        )
 
     def _within_limit(self, work: Work) -> Work:
         """`work` run in one of the person's open-request slots, or refused when none is free."""
@@ -196,15 +256,20 @@ class SlashCommands:
 
     def locate_and_migrate(self, inv: Invocation, command: parsed.Migrate) -> None:
         """One node without `from`: found in exactly one cluster, it is an ordinary migration;
-        found in none or in two, the refusal says where it looked or lists both."""
+        found in none, a mistyped name, answered to the person alone (with the names close to
+        it); in two, or in the target only, the refusal lists where."""
         node = command.nodes[0]
         try:
-            sources, _, _ = self.ctx.checks.locate([node], command.target)
+            sources, findings, _ = self.ctx.checks.locate([node], command.target)
         except ConfigError as e:
             inv.tell(answers_texts.configuration_problem(str(e)))
             return
         if node in sources:
             self.migrations.ask(inv, replace(command, source=sources[node]))
+            return
+        typo = next((f for f in findings if f.code == locate.NODE_MISSING), None)
+        if typo is not None:
+            inv.tell(typo.text)
             return
         self.migrate_many(inv, command)
 

@@ -1,14 +1,17 @@
 """The bot's health endpoints (`joinops serve --health-port N`), for Kubernetes' probes.
 
-- `GET /livez`: 200 while the process can do its job by itself — the relay thread (which posts
-  every reply in the threads) is alive, Slack accepts the bot token (bot/token_state.py: a
+- `GET /livez`: 200 while the process can do its job by itself — its post-ack process (which
+  does the work after the acks and, on the replica that leads, posts every reply in the
+  threads: bot/post_ack_process.py) is alive, Slack accepts the bot token (bot/token_state.py: a
   revoked token fails it, so that a restart picks up a new one), and in Socket Mode the link
   to Slack is up or has been down less than `grace` seconds (the SDK reconnects by itself after
   a dropped link or a refresh request; a link down longer is a stuck client, and a restart
   fixes it). Redis is not part of
   liveness: restarting the bot does not bring Redis back, and the bot answers "cannot take
   requests right now" while it is gone.
-- `GET /readyz`: 200 when live, connected now, and Redis answers a PING (bot/availability.py).
+- `GET /readyz`: 200 when live, connected now, and Redis answers a PING (bot/availability.py);
+  503 from the moment the bot is told to stop, while it still answers (bot/serve.py): the
+  Service sends its requests to the other replicas.
   In HTTP mode `serve` gives no Redis check: ready is live (out of the Service, Slack would
   answer `dispatch_failed`; in it, the bot answers a Redis outage itself).
 
@@ -33,8 +36,9 @@ READY_PATH = "/readyz"
 
 class Health:
     """What the probes answer. down_for: seconds the Socket Mode link has been down, None
-    while it is up (omit in HTTP mode). relay_alive: is the relay thread running. store: why
-    Redis cannot take requests now, None when it can."""
+    while it is up (omit in HTTP mode). relay_alive: is the process that runs the relay (the
+    post-ack process, under `joinops serve`) running. store: why Redis cannot take requests now,
+    None when it can. stopping: why the bot takes no new requests (it is stopping), if so."""
 
     def __init__(
         self,
@@ -44,8 +48,10 @@ class Health:
         down_for: Callable[[], float | None] | None = None,
         grace: float = GRACE,
         token: Callable[[], str | None] = lambda: None,
+        stopping: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.relay_alive = relay_alive
+        self.stopping = stopping
         self.token = token
         self.store = store
         self.down_for = down_for
@@ -63,7 +69,7 @@ class Health:
         return None
 
     def ready_problem(self) -> str | None:
-        problem = self.live_problem()
+        problem = self.stopping() or self.live_problem()
         if problem is None and self.down_for is not None and self.down_for() is not None:
             problem = "Socket Mode link down, reconnecting"
         return problem or self.store()

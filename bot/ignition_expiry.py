@@ -37,6 +37,12 @@ DELETED_AT = "ignition_deleted_at"  # …and, once deleted, when (epoch seconds)
 RETRY = 60.0  # seconds before a deletion handed out and not finished is handed out again
 GONE = frozenset({"file_not_found", "file_deleted"})  # deleted already: nothing left to do
 BATCH = 50
+# KEYS: the set. ARGV: now, leased until, how many. The members due by now, rescored to the lease.
+_LEASE_DUE = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+for _, member in ipairs(due) do redis.call('ZADD', KEYS[1], 'XX', ARGV[2], member) end
+return due
+"""
 
 
 class FileExpiry:
@@ -49,13 +55,12 @@ class FileExpiry:
         self.ctx.redis.zadd(PENDING, {request_id: at})
 
     def due(self) -> list[str]:
-        """Requests whose file is due for deletion now, each leased for `RETRY` seconds."""
+        """Requests whose file is due for deletion now, each leased for `RETRY` seconds (read and
+        leased in one script: two relays never both get one)."""
         now = self.ctx.clock()
-        raw = self.ctx.redis.zrangebyscore(PENDING, "-inf", now, start=0, num=BATCH)
-        ids = [r.decode() if isinstance(r, bytes) else str(r) for r in raw]
-        if ids:
-            self.ctx.redis.zadd(PENDING, dict.fromkeys(ids, now + RETRY), xx=True)
-        return ids
+        lease = self.ctx.redis.register_script(_LEASE_DUE)
+        raw = lease(keys=[PENDING], args=[now, now + RETRY, BATCH])
+        return [r.decode() if isinstance(r, bytes) else str(r) for r in raw]
 
     def delete(self, request_id: str) -> bool:
         """Delete the request's file from Slack and say so in the DM; False to try again."""

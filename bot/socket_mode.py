@@ -7,6 +7,11 @@ extra package), with what it lacks for a bot that must stay up.
   Those are acked empty and logged (type and envelope id only, never the payload), never raised.
 - The connection's state is kept for the liveness probe (bot/health.py): connected, or since
   when it has been down (the SDK reconnects by itself after a dropped link or a `disconnect`).
+- Each replica of the bot holds a link of its own (Slack allows ten per app, and spreads the
+  envelopes over them); nothing here assumes it is the only one. A stopping replica `finish`es
+  the envelopes it is handling (their acks go back on this link) before it `stop`s: an envelope
+  Slack sends in the moment between the two is not acked, and Slack sends it again on another
+  replica's link.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ class SocketModeBot:
         self._clock = clock
         self._lock = threading.Lock()
         self._down_since: float | None = clock()  # not connected yet
+        self._handling = 0  # envelopes being handled now
+        self._handled = threading.Condition()
         self.handler = SocketModeHandler(
             app, app_token=app_token, web_client=web_client, ping_interval=ping_interval
         )
@@ -67,6 +74,15 @@ class SocketModeBot:
         self.handler.connect()
         self._observe()
         return self
+
+    def finish(self, timeout: float) -> bool:
+        """Wait until no envelope is being handled (up to `timeout` s); False if some still
+        were."""
+        with self._handled:
+            return self._handled.wait_for(lambda: self._handling == 0, timeout)
+
+    def stop(self) -> None:
+        self.close()
 
     def close(self) -> None:
         """Stop at once: the SDK's receiving thread otherwise sits in recv until its 3 s
@@ -103,6 +119,16 @@ class SocketModeBot:
                 self._down_since = self._clock()
 
     def _handle(self, client: SocketModeClient, request: SocketModeRequest) -> None:
+        with self._handled:
+            self._handling += 1
+        try:
+            self._ack_and_run(client, request)
+        finally:
+            with self._handled:
+                self._handling -= 1
+                self._handled.notify_all()
+
+    def _ack_and_run(self, client: SocketModeClient, request: SocketModeRequest) -> None:
         self._observe()
         ack = SocketModeResponse(envelope_id=request.envelope_id)
         if request.type not in HANDLED_TYPES:

@@ -1,4 +1,5 @@
-"""`joinops serve [--http --port PORT]`: run the Slack bot (see docs/slack.md)."""
+"""`joinops serve [--http --port PORT]`: run the Slack bot (see docs/slack.md): the acking
+process, which starts its post-ack process (`--post-ack`, bot/post_ack_process.py)."""
 
 from __future__ import annotations
 
@@ -30,19 +31,43 @@ def register(sub: Any) -> None:
         help="serve GET /livez and /readyz on this port (the probes; Socket Mode has no other)",
     )
     p.add_argument(
+        "--drain-seconds",
+        type=_seconds,
+        default=0.0,
+        help="on SIGTERM, keep answering (not ready) this long before stopping, while the "
+        "Service and the Ingress let go of this replica (default 0; the chart sets it)",
+    )
+    p.add_argument("--post-ack", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(
         "--log-format",
-        choices=["json", "text"],
-        default="json",
-        help="log lines as JSON objects (default) or plain text",
+        choices=("json", "text"),
+        help="log lines as JSON objects or plain text (default: text at a terminal, else JSON)",
     )
     p.set_defaults(run=run)
 
 
+def _seconds(value: str) -> float:
+    from cli import texts
+
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(texts.bad_seconds(value))
+    return seconds
+
+
 def run(args: argparse.Namespace) -> int:
-    from bot.serve import run as serve
     from joinops import logs
 
-    logs.configure("INFO", json_lines=args.log_format == "json")
+    logs.configure("INFO", json_lines=logs.json_wanted(args.log_format))
+    if args.post_ack:  # the acking process's companion (bot/companion.py), not for people
+        from bot.post_ack_process import run as post_ack
+
+        return post_ack(load_settings())
+    from bot.serve import run as serve
+
     return serve(
         load_settings(),
         http=args.http,
@@ -51,4 +76,6 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         metrics_port=args.metrics_port,
         health_port=args.health_port,
+        drain_seconds=args.drain_seconds,
+        companion_args=["--log-format", args.log_format] if args.log_format else [],
     )

@@ -4,8 +4,8 @@ deploy_check.py validate --kubernetes-version 1.33.0 RENDERED.yaml...
     every object against the Kubernetes schemas in strict mode (kubernetes-validate), every pod
     hardened (requests, non-root, read-only root, no privilege escalation, no capabilities,
     RuntimeDefault seccomp, /tmp an emptyDir), the rendered JOINOPS_CONFIG accepted by joinops,
-    every kubeconfig it names mounted in the bot and the worker, and the bot's Deployment one
-    replica replaced by Recreate (an upgrade never runs two bots).
+    every kubeconfig it names mounted in the bot and the worker, and the bot's Deployment rolled
+    without a gap (maxUnavailable 0, /readyz, a drain; a PodDisruptionBudget when several).
 deploy_check.py rbac --service-account NS/NAME RENDERED.yaml
     the chart's managed-cluster RBAC grants exactly what deploy/managed-cluster-rbac.yaml does.
 """
@@ -69,19 +69,52 @@ def pod_problems(doc: dict[str, Any]) -> list[str]:
 
 
 def bot_strategy_problems(doc: dict[str, Any]) -> list[str]:
-    """The bot runs alone, upgrades included: one replica, and `strategy: Recreate` (a
-    RollingUpdate starts the new bot while the old one still answers Slack and relays)."""
-    labels = doc.get("metadata", {}).get("labels") or {}
-    if doc.get("kind") != "Deployment" or labels.get("app.kubernetes.io/component") != "bot":
+    """The bot keeps answering Slack through an upgrade: a RollingUpdate that starts a new bot
+    before it stops an old one (`maxUnavailable: 0`; Kubernetes' default, 25 %, lets one of four
+    go first), pods that take traffic only once ready (/readyz) and get time to drain."""
+    if not _is_bot(doc):
         return []
     spec = doc.get("spec") or {}
     problems = []
-    if spec.get("replicas") != 1:
-        problems.append(f"{_kn(doc)}: replicas is {spec.get('replicas')!r}, not 1")
-    strategy = (spec.get("strategy") or {}).get("type", "RollingUpdate")  # Kubernetes' default
-    if strategy != "Recreate":
-        problems.append(f"{_kn(doc)}: strategy is {strategy}, not Recreate")
+    if not isinstance(spec.get("replicas"), int) or spec["replicas"] < 1:
+        problems.append(f"{_kn(doc)}: replicas is {spec.get('replicas')!r}, not at least 1")
+    strategy = spec.get("strategy") or {}
+    kind = strategy.get("type", "RollingUpdate")  # Kubernetes' default
+    if kind != "RollingUpdate":
+        problems.append(f"{_kn(doc)}: strategy is {kind}: an upgrade leaves Slack unanswered")
+    elif (strategy.get("rollingUpdate") or {}).get("maxUnavailable") != 0:
+        problems.append(f"{_kn(doc)}: maxUnavailable is not 0: an old bot may stop first")
+    pod = (spec.get("template") or {}).get("spec") or {}
+    container = next(iter(pod.get("containers") or []), {})
+    probe = ((container.get("readinessProbe") or {}).get("httpGet") or {}).get("path")
+    if probe != "/readyz":
+        problems.append(f"{_kn(doc)}: no readinessProbe on /readyz: traffic before it is ready")
+    if "--drain-seconds" not in (container.get("args") or []):
+        problems.append(f"{_kn(doc)}: no --drain-seconds: it stops while the Service still sends")
     return problems
+
+
+def bot_budget_problems(docs: list[dict[str, Any]]) -> list[str]:
+    """Several bots: a PodDisruptionBudget keeps one through a node's drain."""
+    bots = [d for d in docs if _is_bot(d) and ((d.get("spec") or {}).get("replicas") or 0) > 1]
+    budgets = [
+        d
+        for d in docs
+        if d.get("kind") == "PodDisruptionBudget"
+        and (d.get("spec") or {}).get("minAvailable") == 1
+        and ((d["spec"].get("selector") or {}).get("matchLabels") or {}).get(
+            "app.kubernetes.io/component"
+        )
+        == "bot"
+    ]
+    if bots and not budgets:
+        return [f"{_kn(bots[0])}: several bots and no PodDisruptionBudget of minAvailable 1"]
+    return []
+
+
+def _is_bot(doc: dict[str, Any]) -> bool:
+    labels = doc.get("metadata", {}).get("labels") or {}
+    return doc.get("kind") == "Deployment" and labels.get("app.kubernetes.io/component") == "bot"
 
 
 def config_problems(docs: list[dict[str, Any]]) -> list[str]:
@@ -157,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             if doc["kind"] in WORKLOADS:
                 found += pod_problems(doc)
             found += bot_strategy_problems(doc)
+        found += bot_budget_problems(docs)
         if not args.no_config:
             found += config_problems(docs)
         problems += [f"{path.name}: {p}" for p in found]
