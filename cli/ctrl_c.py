@@ -59,13 +59,16 @@ def presses_held() -> Iterator[list[int]]:
         signal.signal(signal.SIGINT, previous)
 
 
-def follow(connection: redis.Redis, request_id: str, pressed: bool = False) -> int:
+def follow(
+    connection: redis.Redis, request_id: str, pressed: bool = False, after: str = "0-0"
+) -> int:
     """Follow the request to its end (0 succeeded, 1 not); Ctrl-C, or `pressed` already while
-    it was being made, decides instead (EXIT_INTERRUPTED)."""
+    it was being made, decides instead (EXIT_INTERRUPTED). `after`: the event after which this
+    run's events come (a retry's earlier run is history)."""
     with reporter_for(sys.stdout) as reporter:
         if not pressed:
             try:
-                return follow_with(reporter, connection, request_id)
+                return follow_with(reporter, connection, request_id, after)
             except KeyboardInterrupt:
                 pass
         return _decided(reporter, request_id)

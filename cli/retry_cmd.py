@@ -1,8 +1,8 @@
 """`joinops retry ID`: run a failed migration again, from the first step not yet done.
 
 As `/join retry`, it goes back to pending (audited as retried); the operator at the terminal is
-also its approver, so it is approved at once, queued, and followed as `joinops migrate` does. The
-worker checks the rules again before it acts.
+also its approver, so it is approved at once, queued, and followed as `joinops migrate` does
+(Ctrl-C included: cli/ctrl_c.py). The worker checks the rules again before it acts.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import argparse
 import time
 from typing import Any
 
-from cli import texts
-from cli.follow import follow, last_event_id
+from cli import ctrl_c, texts
+from cli.follow import last_event_id
 from cli.requests import Requests, operator, request_id
 from joinops.queue import enqueue_migration
 from joinops.requests.audit import Action
@@ -38,13 +38,16 @@ def run(args: argparse.Namespace) -> int:
         print(refusal)
         return EXIT_REFUSED
     after = last_event_id(requests.redis, request.id)  # the earlier run's events are history
-    if not _approve_again(requests, request, operator()):
-        current = requests.store.get(request.id) or request
-        print(texts.retry_only_failed(request.id, str(current.state)))
-        return EXIT_REFUSED
-    enqueue_migration(requests.redis, requests.settings, request.id)
-    print(texts.retry_queued(request.id), flush=True)
-    return EXIT_OK if args.no_follow else follow(requests.redis, request.id, after)
+    with ctrl_c.presses_held() as presses:  # a Ctrl-C now acts once the retry is queued
+        if not _approve_again(requests, request, operator()):
+            current = requests.store.get(request.id) or request
+            print(texts.retry_only_failed(request.id, str(current.state)))
+            return EXIT_REFUSED
+        enqueue_migration(requests.redis, requests.settings, request.id)
+        print(texts.retry_queued(request.id), flush=True)
+        if args.no_follow:
+            return EXIT_OK
+    return ctrl_c.follow(requests.redis, request.id, bool(presses), after)  # as at migrate
 
 
 def _not_retried(request: Request) -> str | None:
@@ -54,7 +57,7 @@ def _not_retried(request: Request) -> str | None:
         return texts.retry_member(request.id, request.parent)
     if request.kind != "migrate":
         return texts.retry_kind(request.id, request.kind)
-    if request.state is not State.FAILED:
+    if request.state not in (State.FAILED, State.RETURNED):  # a returned node may go again
         return texts.retry_only_failed(request.id, str(request.state))
     return None
 

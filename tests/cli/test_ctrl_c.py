@@ -26,6 +26,7 @@ from tests.cli.workers import start  # noqa: F401  (fixture)
 from tests.support.clusters import write_config
 
 MIGRATE = ["migrate", "a-w-1", "--from", "clusterA", "--to", "clusterB", "--yes"]
+MOVE_NO_FOLLOW = [*MIGRATE, "--no-follow"]
 LINE_SECONDS = 120  # the longest a line is awaited, on a machine ten times busier than idle
 
 
@@ -189,3 +190,23 @@ def test_ctrl_c_past_the_point_of_no_return_says_the_move_continues(
     said = capsys.readouterr().out
     assert re.match(rf"Request `{request_id}` already succeeded at \d{{4}}-\d\d-\d\d ", said)
     assert said.rstrip().endswith(": there is nothing to cancel.")
+
+
+def test_ctrl_c_at_retry_before_a_worker_takes_it_cancels_the_retry(
+    world, config, migrate, redis_client
+):
+    """`joinops retry` follows its request as `joinops migrate` does, Ctrl-C included."""
+    first = migrate(MOVE_NO_FOLLOW)
+    request_id = queued(first)
+    assert first.exit_code() == 0
+    store = RequestStore(redis_client)
+    assert store.transition(request_id, State.FAILED, outcome="the check failed")[0]  # as a worker
+
+    cli = migrate(["retry", request_id])  # no worker runs: the retried request waits, approved
+    cli.line(rf"Retrying {request_id}")
+    cli.ctrl_c()
+    said = cli.line(r"^Ctrl-C: ").string
+    assert cli.exit_code() == 130
+    assert said == f"Ctrl-C: Cancelled `{request_id}` before it started: nothing was changed."
+    assert store.get(request_id).state is State.CANCELLED
+    assert world.cluster("clusterB").node("a-w-1") is None
