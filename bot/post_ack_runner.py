@@ -105,7 +105,7 @@ class PostAckRunner:
             try:
                 free = self._wait_free()
                 self._finish_unfinished()
-                if time.monotonic() - last_beat > HEARTBEAT:
+                if time.monotonic() - last_beat > min(HEARTBEAT, self.stale_ms / 3000):
                     last_beat = time.monotonic()
                     self._heartbeat()
                 if free == 0:
@@ -153,9 +153,12 @@ class PostAckRunner:
         _, entries, *_ = self.redis.xautoclaim(
             STREAM, GROUP, self.consumer, min_idle_time=self.stale_ms, count=free
         )
-        for entry_id, fields in entries or []:
-            self._take(_s(entry_id), fields, again=True)
-        return bool(entries)
+        with self._cond:
+            ours = set(self._running)  # running here: its heartbeat came late, it is not dead
+        taken = [(_s(i), fields) for i, fields in entries or [] if _s(i) not in ours]
+        for entry_id, fields in taken:
+            self._take(entry_id, fields, again=True)
+        return bool(taken)
 
     def _take(self, entry_id: str, fields: dict[bytes, bytes] | None, *, again: bool) -> None:
         try:

@@ -64,7 +64,8 @@ def test_readme_starts_with_the_two_commands_and_make_sandbox_runs_the_slack_san
     assert commands[:2] == ["make sandbox", "make test"]
     assert not [c for c in commands if c.startswith("redis-server")]  # the sandbox has its own
     recipe = subprocess.run(
-        ["make", "-n", "-o", ".venv/.installed", "sandbox"],
+        # under `make test` this make is a sub-make: it would also print the directories
+        ["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "sandbox"],
         cwd=ROOT,
         capture_output=True,
         text=True,
