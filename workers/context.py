@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import redis
 
 from joinops.clusters.registry import ClusterAccess, ClusterRegistry
+from joinops.clusters.steady import STEADY_SECONDS
 from joinops.requests.audit import AuditLog
 from joinops.requests.events import RedisEventLog, Reporter
 from joinops.requests.steprecords import StepRecords
@@ -33,7 +34,7 @@ class EngineContext:
         return cls(
             settings=settings,
             redis=client,
-            clusters=ClusterRegistry(settings),
+            clusters=ClusterRegistry(settings, steady_seconds=STEADY_SECONDS),
             store=RequestStore(client),
             records=StepRecords(client),
             reporter=RedisEventLog(client),

@@ -169,9 +169,8 @@ def await_start(
     cluster: KubeCluster, namespace: str, name: str, deadline: float, run: Run, what: str
 ) -> Any:
     """The pod once it runs (or ran); `NeverStarted`, with the kubelet's reason, when it is
-    still Pending at the deadline (the caller deletes it). None when the pod is gone."""
-    if get_pod(cluster, namespace, name) is None:
-        return None
+    still Pending at the deadline (the caller deletes it). None when the pod is gone (the
+    wait's first list finds it gone as a GET would: no GET before it)."""
     started = watches.wait_for(
         cluster,
         f"pods/{name}",

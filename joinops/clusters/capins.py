@@ -23,6 +23,7 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
+from joinops import yamltext
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterNotFound
 from joinops.joinmaterial import DEFAULT_API_PORT, BootstrapToken, ca_cert_hash, join_endpoint
@@ -81,7 +82,7 @@ def parse(cluster: str, data: dict[str, str]) -> ClusterInfo:
     if not text:
         raise ClusterInfoProblem(step_texts.cluster_info_unusable(cluster, "no `kubeconfig` key"))
     try:
-        doc = yaml.safe_load(text)
+        doc = yamltext.load(text)
         entry: dict[str, Any] = doc["clusters"][0]["cluster"]
         server = str(entry["server"])
         pems = split_pem_bundle(base64.b64decode(entry["certificate-authority-data"]))

@@ -4,11 +4,14 @@
 call goes through `KubeCluster.call`, which puts a timeout on it and turns what the client raises
 into the project's own errors (`errors.py`), naming the cluster, verb and resource. Under it, the
 client honours the servers' Retry-After and names joinops as the field manager of its writes
-(`retry_after.py`), whoever makes the call; large lists are read in pages (`pages.py`).
+(`retry_after.py`), whoever makes the call; large lists are read in pages (`pages.py`). A
+worker's client keeps the cluster's version, kubeadm ClusterConfiguration and API server port
+a few seconds (`steady.py` says why that is safe, and what is never kept).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -19,8 +22,10 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
 
+from joinops import yamltext
 from joinops.clusters import pages, retry_after
 from joinops.clusters import texts as cluster_texts
+from joinops.clusters.steady import SteadyReads
 from joinops.errors import (
     ClusterConflict,
     ClusterError,
@@ -46,8 +51,11 @@ class KubeCluster:
         api_client: client.ApiClient,
         timeout_seconds: float,
         retry_after_cap: float = retry_after.DEFAULT_CAP_SECONDS,
+        steady_seconds: float = 0.0,
     ) -> None:
+        """`steady_seconds`: how long the reads `steady.py` names are kept (0: not at all)."""
         self.name = name
+        self.steady = SteadyReads(steady_seconds)
         retry_after.install(api_client, name, retry_after_cap)
         self.api_client = api_client
         self.timeout = timeout_seconds
@@ -119,6 +127,9 @@ class KubeCluster:
     # --- reads used by the rules: a call or a few pages, whatever the cluster's size ---
 
     def version(self) -> Version:
+        return self.steady.get("version", self._read_version)
+
+    def _read_version(self) -> Version:
         info = self.call("get", "version", self.version_api.get_code)
         return Version.parse(info.git_version)
 
@@ -149,6 +160,9 @@ class KubeCluster:
 
     def api_server_port(self) -> int | None:
         """The kube-apiservers' `--secure-port` (kubeadm's static pod), None when unknown."""
+        return self.steady.get("api-server-port", self._read_api_server_port)
+
+    def _read_api_server_port(self) -> int | None:
         pods = self.call(
             "list",
             "pods (kube-system, component=kube-apiserver)",
@@ -173,7 +187,12 @@ class KubeCluster:
         )
 
     def kubeadm_cluster_configuration(self) -> dict[str, Any]:
-        """kube-system/kubeadm-config's ClusterConfiguration, or {} when there is none."""
+        """kube-system/kubeadm-config's ClusterConfiguration, or {} when there is none (a copy:
+        the caller may change it)."""
+        kept = self.steady.get("kubeadm-config", self._read_kubeadm_cluster_configuration)
+        return copy.deepcopy(kept)
+
+    def _read_kubeadm_cluster_configuration(self) -> dict[str, Any]:
         try:
             cm = self.call(
                 "get",
@@ -185,7 +204,7 @@ class KubeCluster:
         except ClusterNotFound:
             return {}
         try:
-            parsed = yaml.safe_load((cm.data or {}).get("ClusterConfiguration", "")) or {}
+            parsed = yamltext.load((cm.data or {}).get("ClusterConfiguration", "")) or {}
         except yaml.YAMLError:
             return {}
         return parsed if isinstance(parsed, dict) else {}

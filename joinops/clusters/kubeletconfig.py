@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from joinops import yamltext
 from joinops.clusters import texts
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterError, ClusterNotFound
@@ -37,7 +38,12 @@ class KubeletConfig:
 
 
 def read_kubelet_config(cluster: KubeCluster) -> KubeletConfig:
-    """The cluster's `kube-system/kubelet-config`, parsed; the defaults without it. One GET."""
+    """The cluster's `kube-system/kubelet-config`, parsed; the defaults without it. One GET, or
+    none when the client kept it (a worker's, a few seconds: `steady.py`)."""
+    return cluster.steady.get("kubelet-config", lambda: _read(cluster))
+
+
+def _read(cluster: KubeCluster) -> KubeletConfig:
     try:
         cm = cluster.call(
             "get",
@@ -57,7 +63,7 @@ def read_kubelet_config(cluster: KubeCluster) -> KubeletConfig:
 def parse_kubelet_config(cluster: str, text: str) -> KubeletConfig:
     """A KubeletConfiguration document; `ClusterError` when it is not a YAML mapping."""
     try:
-        doc: Any = yaml.safe_load(text)
+        doc: Any = yamltext.load(text)
     except yaml.YAMLError as e:
         line = getattr(getattr(e, "problem_mark", None), "line", None)
         raise ClusterError(

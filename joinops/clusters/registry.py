@@ -54,8 +54,11 @@ class ClusterRegistry:
     """Builds each cluster's client from its kubeconfig as it is now; one unreadable kubeconfig
     only breaks its cluster (ConfigError naming the file)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, steady_seconds: float = 0.0) -> None:
+        """`steady_seconds`: how long each client keeps the reads `steady.py` names (a
+        worker's: `steady.STEADY_SECONDS`; 0, the bot's: nothing kept)."""
         self._settings = settings
+        self._steady_seconds = steady_seconds
         self._built: dict[str, _Built] = {}
         self._lock = threading.Lock()
         arrivals = settings.arrivals
@@ -133,6 +136,7 @@ class ClusterRegistry:
             client.ApiClient(configuration),
             timeouts.api.total_seconds(),
             retry_after_cap=timeouts.retry_after_cap.total_seconds(),
+            steady_seconds=self._steady_seconds,
         )
 
 

@@ -42,3 +42,45 @@ def test_a_file_rewritten_with_the_same_size_and_time_is_read_anew(tmp_path: Pat
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert os.stat(path).st_size == before.st_size
     assert kubeconfigs.load(str(path), "a").host == "https://10.0.0.2:6443"
+
+
+def test_a_token_without_an_expiry_is_sent_as_read_with_no_refresh_before_each_request(
+    tmp_path: Path,
+):
+    path = tmp_path / "kubeconfig"
+    path.write_text(_kubeconfig({"a": "https://10.0.0.1:6443"}))
+    configuration = kubeconfigs.load(str(path), "a")
+    assert configuration.refresh_api_key_hook is None  # it would only set the same values again
+    for _ in range(2):
+        assert configuration.auth_settings()["BearerToken"]["value"] == "Bearer token-a"
+
+
+def test_an_exec_plugins_expiring_token_is_still_fetched_again_once_expired(tmp_path: Path):
+    """client-go's exec credential plugin protocol (ExecCredential, client.authentication.k8s.io):
+    a token whose expirationTimestamp is near is fetched again before the next request."""
+    plugin, calls = tmp_path / "plugin.sh", tmp_path / "calls"
+    soon = "2000-01-01T00:00:00Z"  # already expired: every request asks the plugin again
+    plugin.write_text(
+        "#!/bin/sh\n"
+        f"echo x >> {calls}\n"
+        f"n=$(wc -l < {calls} | tr -d ' ')\n"
+        'printf \'{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", '
+        f'"status": {{"token": "exec-%s", "expirationTimestamp": "{soon}"}}}}\' "$n"\n'
+    )
+    plugin.chmod(0o755)
+    exec_user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": str(plugin),
+            "interactiveMode": "Never",
+        }
+    }
+    document = yaml.safe_load(_kubeconfig({"a": "https://10.0.0.1:6443"}))
+    document["users"][0]["user"] = exec_user
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(document))
+    configuration = kubeconfigs.load(str(path), "a")
+    first = configuration.auth_settings()["BearerToken"]["value"]
+    second = configuration.auth_settings()["BearerToken"]["value"]
+    assert first.startswith("Bearer exec-")
+    assert second != first
