@@ -4,9 +4,13 @@ process, which starts its post-ack process (`--post-ack`, bot/post_ack_process.p
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from typing import Any
 
 from joinops.settings import load_settings
+
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"  # joinops.metrics's, not imported here: see below
 
 
 def register(sub: Any) -> None:
@@ -46,6 +50,16 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
+def _metrics_shared_with_post_ack() -> None:
+    """The post-ack process counts too (requests recorded, Slack errors), and only the acking
+    process serves /metrics: both write their values to one directory (prometheus_client's
+    multiprocess mode; the post-ack process inherits the environment) and /metrics sums them.
+    Set before prometheus_client is imported, which reads it then; a fresh directory per start
+    (the values of an earlier run's processes are not this run's)."""
+    if not os.environ.get(MULTIPROC_DIR):
+        os.environ[MULTIPROC_DIR] = tempfile.mkdtemp(prefix="joinops-metrics-")
+
+
 def _seconds(value: str) -> float:
     from cli import texts
 
@@ -59,6 +73,8 @@ def _seconds(value: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.metrics_port and not args.post_ack:
+        _metrics_shared_with_post_ack()
     from joinops import logs
 
     logs.configure("INFO", json_lines=logs.json_wanted(args.log_format))

@@ -1,6 +1,8 @@
 """Prometheus metrics, all defined here; `serve(port)` exposes them at /metrics.
 
-Counters and histograms are per process (each worker and the bot expose their own); the gauges
+Counters and histograms are per process (each worker exposes its own; the bot's two processes,
+the acking one and its post-ack one, share theirs through prometheus_client's multiprocess
+mode and the acking process exposes their sums); the gauges
 of requests by state and of the queue depth are read from Redis when scraped. The active
 requests come from a callable handed to `serve` (the request store's `active`), so this module
 imports no store and the store can count its transitions here.
@@ -8,15 +10,26 @@ imports no store and the store can count its transitions here.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 import redis
-from prometheus_client import REGISTRY, Counter, Histogram, start_http_server
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    multiprocess,
+    start_http_server,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from joinops.queue import queue
+
+# prometheus_client's multiprocess mode: each process's values in files there (read at import)
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 STEP_SECONDS = Histogram(
     "joinops_step_duration_seconds",
@@ -72,5 +85,12 @@ class RedisGauges(Collector):
 
 
 def serve(port: int, redis_client: redis.Redis, active_requests: ActiveRequests) -> None:
-    REGISTRY.register(RedisGauges(redis_client, active_requests))
-    start_http_server(port, addr="0.0.0.0")
+    """/metrics on `port`. With PROMETHEUS_MULTIPROC_DIR set (the bot: `joinops serve` sets it
+    for itself and its post-ack process, cli/serve_cmd.py), the counters and histograms of every
+    process writing there, summed: one scrape of the pod has the post-ack process's too."""
+    registry = REGISTRY
+    if os.environ.get(MULTIPROC_DIR):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    registry.register(RedisGauges(redis_client, active_requests))
+    start_http_server(port, addr="0.0.0.0", registry=registry)
