@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 import redis
 
 from joinops.clusters.registry import ClusterAccess, ClusterRegistry
-from joinops.clusters.steady import STEADY_SECONDS
 from joinops.requests.audit import AuditLog
 from joinops.requests.events import RedisEventLog, Reporter
 from joinops.requests.steprecords import StepRecords
@@ -34,7 +33,7 @@ class EngineContext:
         return cls(
             settings=settings,
             redis=client,
-            clusters=ClusterRegistry(settings, steady_seconds=STEADY_SECONDS),
+            clusters=ClusterRegistry(settings),  # nothing kept: joinops/clusters/steady.py
             store=RequestStore(client),
             records=StepRecords(client),
             reporter=RedisEventLog(client),

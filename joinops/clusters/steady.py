@@ -21,6 +21,13 @@ anything read for a write. Errors are never kept: the next read asks again.
 
 The bot keeps nothing (`ClusterRegistry(..., steady_seconds=0)`): a user who fixes a
 cluster's kubeadm-config and asks again gets the fix at once.
+
+**Not used by the workers either, for now** (workers/context.py passes 0): a check is the last
+word before a reset, and a kept version let a loan's return past the version rule a moment
+after its home cluster was upgraded (tests/bot/test_loans.py,
+`test_a_return_a_version_no_longer_allows_is_not_attempted`, failed with it). Keeping reads only
+within one batch's planning, or re-reading them in the check right before the agent, would make
+it safe; until then the cut costs two or three requests per node.
 """
 
 from __future__ import annotations
