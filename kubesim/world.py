@@ -64,6 +64,8 @@ class World:
         self.control_plane_phase_seconds = control_plane_phase_seconds
         self._phase_held = False
         self._held_phases: list[Callable[[], Any]] = []
+        self._joins_held = False
+        self._held_joins: list[Callable[[], Any]] = []
         self.watch_timeout = watch_timeout
         self.lock = threading.RLock()
         self._changed = threading.Condition(self.lock)
@@ -235,6 +237,24 @@ class World:
                 for action in self._held_phases:
                     self.schedule(0.0, action)
                 self._held_phases.clear()
+
+    def after_reset(self, action: Callable[[], Any]) -> None:
+        """A reset host's join (``action``) after `join_seconds`, or, while joins are held
+        (`hold_joins`), when they are released: a test can then see every host waiting."""
+        with self.lock:
+            if self._joins_held:
+                self._held_joins.append(action)
+            else:
+                self.schedule(self.join_seconds, action)
+
+    def hold_joins(self, hold: bool = True) -> None:
+        """Hold (True) or release (False) the joins of reset hosts, as a slow kubeadm would."""
+        with self.lock:
+            self._joins_held = hold
+            if not hold:
+                for action in self._held_joins:
+                    self.schedule(0.0, action)
+                self._held_joins.clear()
 
     def hold_kubelet_csrs(self, hold: bool = True) -> None:
         """Hold (or release) the serving-certificate requests kubelets file when their

@@ -1,14 +1,16 @@
 """Waiting does not hold a worker: two `joinops worker` processes drive 16 migrations at once.
 
-Every join takes JOIN_SECONDS in the simulated hosts, far longer than the work of all 16
-migrations before it; a worker that stayed with its migration while the node joins would have
-at most two of them waiting at once. Parked for re-checks by RQ's scheduler, all 16 wait
-together, on the same two workers.
+The simulated hosts' joins are held until all 16 migrations wait for them: a worker that stayed
+with its migration while the node joins would have at most two of them waiting at once, and the
+test would wait in vain. Parked for re-checks by RQ's scheduler, all 16 wait together, on the
+same two workers, however slow the machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -26,7 +28,7 @@ from workers.batch import children
 from workers.context import EngineContext
 
 CLUSTERS = 16
-JOIN_SECONDS = 8.0
+JOIN_SECONDS = 0.5
 
 
 @pytest.fixture
@@ -61,7 +63,10 @@ def test_two_workers_drive_sixteen_migrations_at_once(world, tmp_path, redis_cli
         batch = batches.create_batch(
             ctx.store, plan, requester="UREQ", decided_by="UAPP", state=State.APPROVED
         )
+        world.hold_joins()  # every reset host waits to join until all 16 are waiting
         enqueue_batch_advance(ctx.redis, batch.id)
+        _await(lambda: _waiting_for_joins(ctx, batch.id) == CLUSTERS, timeout=300)
+        world.hold_joins(False)
         final = wait_final(ctx, batch.id, timeout=120)
     finally:
         for process in workers:
@@ -86,3 +91,26 @@ def test_two_workers_drive_sixteen_migrations_at_once(world, tmp_path, redis_cli
     for i in range(1, CLUSTERS + 1):
         conditions = world.cluster("big").node(f"node-{i}")["status"]["conditions"]
         assert any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def _waiting_for_joins(ctx: EngineContext, batch_id: str) -> int:
+    """How many of the batch's migrations have started waiting for their node's join."""
+    batch = ctx.store.get(batch_id)
+    if batch is None:
+        return 0
+    return sum(
+        1
+        for kid in children(ctx, batch)
+        if any(
+            e.step == "wait-joined" and e.kind is EventKind.STEP_STARTED
+            for e in ctx.reporter.history(kid.id)
+        )
+    )
+
+
+def _await(condition: Callable[[], bool], timeout: float) -> None:
+    """Look again every tenth of a second until `condition` holds (bounded)."""
+    deadline, pause = time.monotonic() + timeout, threading.Event()
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout} s"
+        pause.wait(0.1)
