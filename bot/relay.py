@@ -392,7 +392,7 @@ class Relay:
         self.refresher.want(batch.id, within)
 
 
-ENDED = frozenset({"succeeded", "failed", "cancelled", "rejected", "expired"})
+ENDED = frozenset({"succeeded", "failed", "returned", "cancelled", "rejected", "expired"})
 
 
 def _s(value: object) -> str:

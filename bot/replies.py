@@ -74,6 +74,8 @@ def reply_for(event: Event, request: Request, ctx: BotContext) -> str | None:
         return request_texts.succeeded_reply(requester, event.text)
     if state == "failed":
         return request_texts.failed_reply(requester, event.text)
+    if state == "returned":
+        return request_texts.returned_reply(requester, event.text)
     if state == "cancelled":
         return request_texts.cancelled_reply(
             requester, event.text, request.extra.get("cancelled_by", "")

@@ -126,7 +126,7 @@ class ClusterNodes(ClusterReads):
             )
 
     def _node_ready(self, host: Host, control_plane: bool = False) -> None:
-        if self.hosts.get(host.name) is host and host.kubelet_running:
+        if self.hosts.get(host.name) is host and host.kubelet_running and not host.never_ready:
             self.set_node_state(host.name, "ready")
             if control_plane:
                 self.world.control_plane_phase(

@@ -105,6 +105,7 @@ class Host:
     # /etc/kubernetes/admin.conf cannot read kubeadm-config (expired: only `kubeadm upgrade`
     # renews it; or its server unreachable): `kubeadm reset` then leaves its etcd member
     admin_conf_expired: bool = False
+    never_ready: bool = False  # its kubelet runs but never reports Ready (no CNI comes up)
 
     def __post_init__(self) -> None:
         digest = hashlib.sha256(self.name.encode()).hexdigest()

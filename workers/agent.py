@@ -14,7 +14,7 @@ from typing import Any
 from joinops.clusters.hostpods import MANAGED_LABELS, privileged_pod
 from joinops.ignition.virtual_ip import VIP_MARKER
 from joinops.requests.ids import is_request_id
-from workers import hostcleanup
+from workers import agent_return, hostcleanup
 
 JOIN_KEY = "join-config.yaml"
 CERT_KEY = "certificate-key"
@@ -25,6 +25,13 @@ CA_KEY = "ca.crt"  # the target's CA, as cluster-info shows it to the node
 ENDPOINT_KEY = "endpoint"  # the target endpoint the node joins (host:port)
 PORTS_KEY = "ports"  # the ports kubeadm's join preflight checks, space-separated
 NODE_IP_KEY = "node-ip"  # the node-ip the JoinConfiguration gives the kubelet ("" if none)
+# The return material (workers/return_material.py), in the same Secret:
+RETURN_KEY = "return-config.yaml"  # the source's JoinConfiguration, the node's original role
+RETURN_CA_KEY = "source-ca.crt"  # the source's CA, as its cluster-info shows it
+RETURN_ENDPOINT_KEY = "source-endpoint"  # the source endpoint (host:port)
+RETURN_TOKEN_KEY = "return-token"  # the source bootstrap token: the agent's phases, the join
+NODE_NAME_KEY = "node-name"  # read by the unit from the Secret, never put in a script
+JOIN_SECONDS_KEY = "join-seconds"  # timeouts.join: no Ready in the target by then, go back
 NOT_AFTER_ENV = "JOINOPS_NOT_AFTER"  # epoch seconds: an agent starting later does nothing
 NOT_STARTED = "joinops: not started:"  # how the agent's message starts when it did nothing
 # Checks a node that is still in its old cluster must fail, ignored in the probe's preflight:
@@ -61,6 +68,16 @@ def agent_pod_name(request_id: str) -> str:
 
 def join_secret_name(request_id: str) -> str:
     return f"joinops-join-{request_id}"
+
+
+def return_record_name(request_id: str) -> str:
+    """The ConfigMap in the source's agent namespace where the agent writes its phases."""
+    return f"joinops-return-{request_id}"
+
+
+def return_group(request_id: str) -> str:
+    """The return token's extra group: the Role on the record ConfigMap is bound to it."""
+    return f"system:bootstrappers:joinops:{request_id}"
 
 
 def facts_pod_name(request_id: str) -> str:
@@ -185,8 +202,12 @@ def preflight_script(request_id: str) -> str:
     )
 
 
-def kubeadm_script(request_id: str) -> str:
+def kubeadm_script(request_id: str, namespace: str = "") -> str:
+    """`namespace`: the agent's, with return material in the Secret (the unit falls back into
+    the source when the target join fails, workers.agent_return); "" without."""
     unit = unit_name(_script_id(request_id))
+    if namespace:
+        return agent_return.pod_script(request_id, namespace, unit, _deadline_guard())
     return "\n".join(
         [
             "set -eu",
@@ -239,10 +260,21 @@ def upload_certs_script(with_config: bool = False) -> str:
 
 
 def agent_pod(
-    *, namespace: str, request_id: str, node: str, image: str, profile: str, not_after: int
+    *,
+    namespace: str,
+    request_id: str,
+    node: str,
+    image: str,
+    profile: str,
+    not_after: int,
+    returnable: bool = False,
 ) -> dict[str, Any]:
-    """`not_after`: epoch seconds after which the agent, should it start, does nothing."""
-    script = ock_script(request_id) if profile == "ock" else kubeadm_script(request_id)
+    """`not_after`: epoch seconds after which the agent, should it start, does nothing.
+    `returnable`: the Secret carries return material; the unit falls back on a failed join."""
+    if profile == "ock":
+        script = ock_script(request_id)
+    else:
+        script = kubeadm_script(request_id, namespace if returnable else "")
     pod = privileged_pod(
         namespace=namespace,
         name=agent_pod_name(request_id),

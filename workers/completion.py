@@ -24,10 +24,13 @@ from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable
 from joinops.requests import etcd_texts, outcome_texts, step_texts
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.quorum import STATIC_COMPONENTS, mirror_pod_name
-from workers import agent, waits
+from workers import agent, fallback, return_material, waits
 from workers.errors import PermanentError
 from workers.material_steps import delete_tokens
 from workers.run import Run
+
+RETURN_MARGIN = 300.0  # seconds the wait outlasts the agent's own deadline, for its mark
+LOOK_FOR_MARK = 2.0  # seconds between looks at the agent's record while waiting
 
 
 def wait_joined(run: Run) -> str:
@@ -35,12 +38,20 @@ def wait_joined(run: Run) -> str:
     deadline = memory.get("deadline") if run.resuming else None
     started = float(memory.get("since") or run.ctx.clock()) if run.resuming else run.ctx.clock()
     if deadline is None:
-        deadline = run.ctx.clock() + run.ctx.settings.timeouts.join.total_seconds()
+        # a node that can go back: its agent decides by `timeouts.join` after its own start,
+        # then writes its mark; the wait outlasts that by RETURN_MARGIN
+        join = run.ctx.settings.timeouts.join.total_seconds()
+        margin = min(RETURN_MARGIN, join) if return_material.returnable(run) else 0.0
+        deadline = run.ctx.clock() + join + margin
         run.remember("wait-joined", deadline=deadline, since=started)
     unreachable = False  # did the target's API fail to answer the last watch?
     ready = False
     while run.ctx.clock() < deadline:
         until = waits.slice_end(run, deadline)
+        if return_material.returnable(run):
+            if (why := fallback.abandoned(run)) is not None:
+                fallback.bring_back(run, why)
+            until = min(until, run.ctx.clock() + LOOK_FOR_MARK)
         try:
             if not ready and waits.others_queued(run):  # one look, no watch: then let go
                 ready = _node_ready_now(run)
@@ -62,6 +73,8 @@ def wait_joined(run: Run) -> str:
                             run.request,
                         )
                     )
+            if ready and not fallback.claim_complete(run):
+                continue  # the agent gave the target up first: its mark leads the way back
             if ready:
                 return step_texts.joined(
                     run.request.node, run.request.target, run.ctx.clock() - started
@@ -79,6 +92,8 @@ def wait_joined(run: Run) -> str:
             time.sleep(1.0)  # the target's API is away for a moment; the deadline still holds
         if until < deadline:
             waits.give_up_worker_if_needed(run, "the node to join")
+    if (why := fallback.abandoned(run)) is not None:
+        fallback.bring_back(run, why)
     _never_joined(run, unreachable)
 
 

@@ -26,10 +26,15 @@ def create_token(
     description: str,
     token_labels: dict[str, str],
     now: float,
+    extra_group: str = "",
 ) -> None:
-    """The bootstrap-token Secret in kube-system, expiring `ttl` after `now`."""
+    """The bootstrap-token Secret in kube-system, expiring `ttl` after `now`. `extra_group`:
+    one more `system:bootstrappers:` group for the token (a return token's, workers.agent)."""
     expires = datetime.fromtimestamp(now, UTC) + ttl
     body = token_secret(token, expires, description, token_labels)
+    if extra_group:
+        groups = body["stringData"]["auth-extra-groups"]
+        body["stringData"]["auth-extra-groups"] = f"{groups},{extra_group}"
     target.call(
         "create",
         f"secrets/{token.secret_name}",

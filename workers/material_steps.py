@@ -26,7 +26,7 @@ from joinops.joinmaterial import (
 )
 from joinops.requests import host_texts, step_texts
 from joinops.requests.model import Role
-from workers import agent, certkeys, hostprobe, material, nodelabels
+from workers import agent, certkeys, hostprobe, material, nodelabels, return_material
 from workers.errors import PermanentError
 from workers.run import Run
 
@@ -84,6 +84,7 @@ def prepare_join_material(run: Run) -> str:
         taints=_carried(run).get("taints"),
     )
     ports = [10250] + ([bind_port, 10259, 10257, 2379, 2380] if certificate_key else [])
+    back = return_material.prepare(run, host) if return_material.returnable(run) else {}
     material.put_secret(
         run.source,
         run.namespace,
@@ -94,6 +95,7 @@ def prepare_join_material(run: Run) -> str:
             agent.ENDPOINT_KEY: endpoint,
             agent.PORTS_KEY: " ".join(str(p) for p in ports),
             agent.NODE_IP_KEY: host.kept_flags.get("node-ip", ""),
+            **back,
         },
         agent.labels(run.id, "join"),
     )
@@ -165,8 +167,10 @@ def _upload_host(run: Run, control_planes: tuple[Any, ...]) -> str:
 
 
 def undo_join_material(run: Run) -> None:
-    """Delete every token this request minted and the agent's Secret."""
+    """Delete every token this request minted, the agent's Secret and the return record."""
     delete_tokens(run, every=True)
+    if return_material.returnable(run):
+        _quietly(lambda: return_material.delete_record(run))
     _quietly(
         lambda: material.delete_quietly(
             run.source, run.namespace, "secret", agent.join_secret_name(run.id)
@@ -186,6 +190,8 @@ def delete_tokens(run: Run, every: bool = False) -> None:
     for token_id in ids:
         material.delete_token(run.target, token_id)
     run.remember("join-material", token_ids=[])
+    if return_material.returnable(run):  # the source's return tokens, on every ending
+        return_material.delete_return_tokens(run)
 
 
 def fresh_material(run: Run) -> None:

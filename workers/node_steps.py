@@ -27,6 +27,7 @@ from workers import (
     material,
     podcheck,
     preflight,
+    return_material,
     waits,
 )
 from workers.drain_plan import DrainPlan
@@ -185,6 +186,7 @@ def _send_agent(run: Run) -> None:
         image=run.ctx.settings.agent.image,
         profile=run.ctx.settings.agent.host_profile,
         not_after=int(deadline),
+        returnable=return_material.returnable(run),
     )
     run.confirm_ours()  # right before the irreversible call: another run may own it now
     run.remember("agent", pod_requested=True)
@@ -318,6 +320,7 @@ def cleanup(run: Run) -> str:
                     run.source, run.namespace, "secret", agent.join_secret_name(run.id)
                 ),
             ),
+            ("the return record", lambda: return_material.delete_record(run)),
         )
     )
     for what, action in actions:

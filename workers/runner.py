@@ -26,6 +26,7 @@ from joinops.requests.store import Request
 from workers import api_waits
 from workers.context import EngineContext
 from workers.errors import Cancelled, LockLost, PermanentError, TemporaryError, Waiting
+from workers.fallback import Returned
 from workers.locks import (
     LockSet,
     control_plane_lock,
@@ -138,6 +139,8 @@ def _run_locked(
         )
         current = ctx.store.get(request.id)
         return current.state if current else State.FAILED
+    except Returned as back:
+        return _returned(run, step, str(back))
     except Cancelled:
         _rollback(run, step)
         return _finish(ctx, request, State.CANCELLED, outcome_texts.cancelled(request))
@@ -254,6 +257,14 @@ def _fail(run: Run, step: Step, reason: str, known_where: str = "") -> State:
         outcome_texts.failed(step.id, reason, where),
         failed_step=step.id,
     )
+
+
+def _returned(run: Run, step: Step, outcome: str) -> State:
+    """The join failed and the node went back into its source (workers.fallback)."""
+    record = run.ctx.records.finish(run.id, step.id, Outcome.FAILED, outcome)
+    STEP_SECONDS.labels(step.id, "returned").observe(record.seconds)
+    _emit(run, EventKind.STEP_FAILED, outcome, step.id)
+    return _finish(run.ctx, run.request, State.RETURNED, outcome, failed_step=step.id)
 
 
 def _rollback(run: Run, failed: Step) -> bool:

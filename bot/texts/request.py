@@ -258,6 +258,17 @@ def step_stopped(number: int, total: int, step: str, state: str) -> str:
     )
 
 
+def returned_status() -> str:
+    return (
+        ":large_yellow_circle: Returned: the join failed and the node is back in its source. "
+        f"`{COMMAND} retry` asks to move it again."
+    )
+
+
+def returned_reply(requester: str, outcome: str) -> str:
+    return f":leftwards_arrow_with_hook: {user(requester)} {plain(outcome)}"
+
+
 def succeeded_reply(requester: str, outcome: str) -> str:
     return f":tada: {user(requester)} done: {plain(outcome)}"
 

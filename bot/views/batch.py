@@ -217,7 +217,7 @@ def status_line(batch: Request, kids: Sequence[Request], approvers: Sequence[str
         return batch_texts.running_status(
             count[State.SUCCEEDED],
             count[State.RUNNING],
-            count[State.FAILED],
+            count[State.FAILED] + count[State.RETURNED],
             count[State.APPROVED] + count[State.PENDING],
             len(kids),
         )

@@ -133,6 +133,8 @@ def status_line(request: Request, approvers: Sequence[str] = ()) -> str:
         return request_texts.succeeded_status(request.outcome)
     if state is State.FAILED:
         return request_texts.failed_status(request.failed_step)
+    if state is State.RETURNED:
+        return request_texts.returned_status()
     if state is State.CANCELLED:
         if request.outcome:
             return request_texts.cancelled_status()

@@ -57,6 +57,7 @@ class Event:
         return self.kind is EventKind.STATE and self.state in (
             "succeeded",
             "failed",
+            "returned",
             "cancelled",
             "rejected",
             "expired",

@@ -1,6 +1,8 @@
 """The request state machine, in one screen.
 
     pending ──approve──▶ approved ──job starts──▶ running ──▶ succeeded
+       │ │                  │                       │  ├───▶ returned (the join failed; the node
+       │ │                  │                       │  │     is back in its source)
        │ │                  │                       │  └───▶ failed ──retry──▶ pending
        │ └─reject─▶ rejected │                       └─cancel (before the agent)─▶ cancelled
        └─timeout─▶ expired   └─cancel─▶ cancelled
@@ -21,6 +23,7 @@ class State(StrEnum):
     RUNNING = "running"  # a worker is carrying it out
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    RETURNED = "returned"  # the join failed and the node went back into its source by itself
     CANCELLED = "cancelled"
     REJECTED = "rejected"
     EXPIRED = "expired"
@@ -35,14 +38,22 @@ class State(StrEnum):
 
 
 TERMINAL = frozenset(
-    {State.SUCCEEDED, State.FAILED, State.CANCELLED, State.REJECTED, State.EXPIRED}
+    {
+        State.SUCCEEDED,
+        State.FAILED,
+        State.RETURNED,
+        State.CANCELLED,
+        State.REJECTED,
+        State.EXPIRED,
+    }
 )
 
 TRANSITIONS: dict[State, frozenset[State]] = {
     State.PENDING: frozenset({State.APPROVED, State.REJECTED, State.EXPIRED, State.CANCELLED}),
     State.APPROVED: frozenset({State.RUNNING, State.CANCELLED, State.FAILED}),
-    State.RUNNING: frozenset({State.SUCCEEDED, State.FAILED, State.CANCELLED}),
+    State.RUNNING: frozenset({State.SUCCEEDED, State.FAILED, State.RETURNED, State.CANCELLED}),
     State.FAILED: frozenset({State.PENDING}),  # retry asks for approval again
+    State.RETURNED: frozenset({State.PENDING}),  # so may a returned one: the node is back
     State.SUCCEEDED: frozenset(),
     State.CANCELLED: frozenset(),
     State.REJECTED: frozenset(),

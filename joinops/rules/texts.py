@@ -106,7 +106,8 @@ def last_control_plane_with_workers(node: str, source: str) -> str:
 def destroys_source(node: str, source: str) -> str:
     return (
         f"This destroys {source}: `{node}` is its only node and its only control plane. "
-        f"After the move, {source} no longer exists."
+        f"After the move, {source} no longer exists. "
+        "If the join fails, the node cannot return: its cluster is gone."
     )
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from kubesim import node_objects, objects
-from kubesim.behaviours import etcdctl, host_probe, join_preflight
+from kubesim.behaviours import etcdctl, host_probe, host_return, join_preflight
 from kubesim.behaviours.agent_pods import (
     CERT_FILES,
     CERTS_SECRET,
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 class HostAgent:
     def __init__(self, world: SimWorld) -> None:
         self.world = world
+        self.refusals = host_return.JoinRefusals()  # targets refusing joins at a phase
 
     # ---- dispatch from the kubelet -----------------------------------------------------
     def run_special(self, cluster: SimCluster, host: Host, entry: Entry) -> bool:
@@ -208,7 +209,8 @@ class HostAgent:
         kubelet.set_running(cluster, host, ns, name)
         cleanup = cleanup_between_reset_and_join(text) if profile == "kubeadm" else []
         unit = text if profile == "kubeadm" else ""
-        attempt = JoinAttempt(host, cluster.name, config, profile, cleanup, unit)
+        back = host_return.way_back(cluster, pod, text) if profile == "kubeadm" else None
+        attempt = JoinAttempt(host, cluster.name, config, profile, cleanup, unit, back)
         self.world.schedule(self.world.pod_start_seconds, lambda: self.reset(cluster, attempt))
         return True
 
@@ -278,7 +280,7 @@ class HostAgent:
                 host.cleaned.append(f"unit {unit}")
             if was_control_plane and not others:
                 cluster.destroy()
-        self.world.schedule(self.world.join_seconds, lambda: self.join(attempt))
+        self.world.after_reset(lambda: self.join(attempt))
 
     def _remove_etcd_member(self, cluster: SimCluster, host: Host) -> None:
         """kubeadm reset's remove-etcd-member phase (cmd/kubeadm/app/cmd/phases/reset/
@@ -301,10 +303,30 @@ class HostAgent:
         """``kubeadm join``: register in the target if the join material is valid there."""
         target, reason = join_preflight.check(self.world, attempt)
         host = attempt.host
+        if target is not None:
+            reason = self.refusals.before_registration(target, attempt.config.endpoint)
+            target = None if reason else target
         if target is None:
             self.world.record_join_failure(host.name, reason)
+            self._fall_back(attempt, None, f"kubeadm: {reason}")
             return
-        config = attempt.config
+        refused = self.refusals.at.get(target.name, "")
+        etcd_refused = refused == "etcd-member-add" and attempt.config.control_plane
+        host.never_ready = refused == "ready"
+        self._register(
+            target, attempt, control_plane=attempt.config.control_plane and not etcd_refused
+        )
+        if etcd_refused:  # the node turned Ready, then etcd refused the member: kubeadm exits
+            self.world.schedule(
+                self.world.node_ready_seconds + 0.05, lambda: self._etcd_refused(attempt, target)
+            )
+        elif attempt.back is not None:
+            self.world.schedule(
+                attempt.back.join_seconds, lambda: self._ready_deadline(attempt, target)
+            )
+
+    def _register(self, target: SimCluster, attempt: JoinAttempt, control_plane: bool) -> None:
+        host, config = attempt.host, attempt.config
         host.kubelet_flags = {  # kubeadm join writes kubeadm-flags.env anew
             "container-runtime-endpoint": config.cri_socket or host.runtime_sockets[0],
             **config.kubelet_extra_args,
@@ -315,10 +337,52 @@ class HostAgent:
             existing = target.store.get(NODES, "", host.name)
             if existing is not None:
                 target.store.remove(NODES, "", host.name)  # a NotReady leftover is re-registered
-            target.register_host(host, attempt.config.control_plane, attempt.config.taints)
+            target.register_host(host, control_plane, attempt.config.taints)
         self.world.record_event(
             target.name,
             "host-joined",
             host.name,
             "control-plane" if attempt.config.control_plane else "worker",
         )
+
+    # ---- the way back (kubesim.behaviours.host_return) ----------------------------------
+    def _etcd_refused(self, attempt: JoinAttempt, target: SimCluster) -> None:
+        why = host_return.REFUSALS["etcd-member-add"]
+        self.world.record_join_failure(attempt.host.name, why)
+        self._fall_back(attempt, target, f"kubeadm: {why}")
+
+    def _ready_deadline(self, attempt: JoinAttempt, target: SimCluster) -> None:
+        """The unit's wait for Ready in the target (with its kubelet's credentials) ends."""
+        node = target.store.get(NODES, "", attempt.host.name)
+        if node is not None and node_objects.node_state(node.obj) == "ready":
+            return
+        assert attempt.back is not None
+        why = f"no Ready within {int(attempt.back.join_seconds)}s"
+        self._fall_back(attempt, target, why)
+
+    def _fall_back(self, attempt: JoinAttempt, target: SimCluster | None, why: str) -> None:
+        back = attempt.back
+        if back is None or not host_return.abandon(self.world, back, why):
+            return  # no way back, or joinops confirmed the join first
+        attempt.host.never_ready = False
+        host_return.leave(self.world, attempt, target)
+        host_return.report(back, "returning", why)
+        self._await_way(attempt)
+
+    def _await_way(self, attempt: JoinAttempt) -> None:
+        back = attempt.back
+        assert back is not None
+        data = host_return.record_data(back)
+        if not data:
+            return  # the record is gone: joinops gave the request up
+        if host_return.WAY_CLEAR not in data:
+            self.world.schedule(0.05, lambda: self._await_way(attempt))
+            return
+        home = JoinAttempt(attempt.host, "", back.config, attempt.profile, [])
+        source, reason = join_preflight.check(self.world, home)
+        if source is None:
+            self.world.record_join_failure(attempt.host.name, reason)
+            host_return.report(back, "return-failed", f"kubeadm: {reason}")
+            return
+        self._register(source, home, control_plane=back.config.control_plane)
+        host_return.report(back, "returned")

@@ -5,7 +5,7 @@ TLS bootstrap, with kubeadm's own reasons."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubesim.behaviours.agent_pods import CERTS_SECRET, cluster_info_ca_hashes
 from kubesim.behaviours.signer import JWS_PREFIX, TOKEN_PREFIX, TOKEN_RE, expired, token_fields
@@ -28,6 +28,7 @@ class JoinAttempt:
     profile: str  # kubeadm or ock
     cleanup: list[str]  # what the unit removes between reset and join
     unit: str = ""  # the unit's command (profile kubeadm), for the interfaces it deletes
+    back: Any = None  # the unit's way back into the source (host_return.WayBack), if any
 
 
 def check(world: SimWorld, attempt: JoinAttempt) -> tuple[SimCluster | None, str]:

@@ -1,0 +1,97 @@
+"""The node agent's unit when the node can go back: join the target, or fall back into the source.
+
+The unit (a transient systemd unit on the host, so it outlives the kubelet) runs `kubeadm reset
+-f`, cleans the host (workers.hostcleanup) and joins the target. If kubeadm exits with an error,
+or the node is not Ready in the target within `timeouts.join` (its own kubelet's credentials ask
+the target), it writes the decisive mark `abandoned` into the request's record ConfigMap in the
+source (`joinops-return-<id>`), as a merge patch carrying the resourceVersion it read: the write
+fails if joinops confirmed the join meanwhile (`target-complete`), and then nothing more is done.
+Marked, it resets and cleans the host again, reports `returning`, waits for joinops to make way
+(the old Node deleted in the source: `way-clear`) and joins the source with the return
+JoinConfiguration; `returned` or `return-failed` follows.
+
+The record is written with the return bootstrap token (its extra group is bound to a Role on
+that ConfigMap alone). Everything the unit reads comes from the mounted Secret; the script holds
+only constants, the request id and the agent namespace.
+"""
+
+from __future__ import annotations
+
+import re
+
+from workers import hostcleanup
+
+WORK = "/var/lib/joinops"
+PHASES = ("reset", "target-joining", "abandoned", "returning", "returned", "return-failed")
+COMPLETE = "target-complete"  # written by joinops when it has seen the join complete
+WAY_CLEAR = "way-clear"  # written by joinops when the old Node no longer stands in the way
+_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def pod_script(request_id: str, namespace: str, unit: str, guard: str) -> str:
+    """What the agent pod runs: copy the Secret's files onto the host, start the unit."""
+    if not _NAMESPACE.match(namespace):
+        raise ValueError(f"not a namespace name, so not put in a script: {namespace!r}")
+    work = f"{WORK}/{request_id}"
+    script = unit_script(request_id, namespace)
+    return "\n".join(
+        [
+            "set -eu",
+            guard,
+            f"mkdir -p /host{work} && chmod 0700 /host{work}",
+            f'for f in /joinops/*; do install -m 0600 "$f" /host{work}/; done',
+            f"cat > /host{work}/unit.sh <<'JOINOPS_UNIT'\n{script}\nJOINOPS_UNIT",
+            f"chroot /host systemd-run --unit={unit} --collect --property=Type=oneshot "
+            f"/bin/sh {work}/unit.sh",
+            "exec sleep infinity  # kubeadm reset stops the kubelet, and this pod with it",
+        ]
+    )
+
+
+def unit_script(request_id: str, namespace: str) -> str:
+    w = f"{WORK}/{request_id}"
+    record = f"/api/v1/namespaces/{namespace}/configmaps/joinops-return-{request_id}"
+    api = (
+        f'curl -sS --max-time 10 --cacert {w}/source-ca.crt -H "Authorization: Bearer '
+        f'$(cat {w}/return-token)" "https://$(cat {w}/source-endpoint){record}"'
+    )
+    patch = "-X PATCH -H 'Content-Type: application/merge-patch+json'"
+    return "\n".join(
+        [
+            "set -u",
+            "say() { printf '%s' \"$1\" | tr -d '\"\\\\' | tr '\\n' ' ' | cut -c1-900; }",
+            f'report() {{ {api} {patch} -d "{{\\"data\\":{{\\"phase\\":\\"$1\\",'
+            f'\\"$1\\":\\"$(say "$2")\\"}}}}" >/dev/null; }}',
+            # the decisive mark, only while joinops has not confirmed the join
+            "abandon() { for i in $(seq 1 60); do body=$(" + api + ") || { sleep 5; continue; }; "
+            f'case "$body" in *\'"{COMPLETE}"\'*) return 1;; esac; '
+            'rv=$(printf \'%s\' "$body" | sed -n \'s/.*"resourceVersion": *"\\([0-9]*\\)".*/\\1/p\''
+            " | head -n1); "
+            f"code=$({api} {patch} -o /dev/null -w '%{{http_code}}' -d "
+            '"{\\"metadata\\":{\\"resourceVersion\\":\\"$rv\\"},\\"data\\":{\\"phase\\":'
+            '\\"abandoned\\",\\"abandoned\\":\\"$(say "$1")\\"}}"); '
+            '[ "$code" = 200 ] && return 0; sleep 2; done; return 1; }',
+            f"clean() {{ kubeadm reset -f; {hostcleanup.shell()}; }}",
+            'report reset ""',
+            "clean",
+            'report target-joining ""',
+            f"if out=$(kubeadm join --config {w}/join-config.yaml 2>&1); then",
+            f"  end=$(( $(date +%s) + $(cat {w}/join-seconds) )); why=''",
+            "  until kubectl --kubeconfig /etc/kubernetes/kubelet.conf get node "
+            f'"$(cat {w}/node-name)" -o jsonpath=\'{{.status.conditions[?(@.type=="Ready")]'
+            ".status}' 2>/dev/null | grep -q True; do",
+            '    if [ "$(date +%s)" -ge "$end" ]; then why="no Ready within '
+            f'$(cat {w}/join-seconds)s"; break; fi; sleep 5; done',
+            f'  if [ -z "$why" ]; then rm -rf {w}; exit 0; fi',
+            "else why=\"kubeadm: $(printf '%s' \"$out\" | grep -iE 'error' | tail -n1)\"; fi",
+            f'abandon "$why" || {{ rm -rf {w}; exit 1; }}',
+            "clean",
+            'report returning "$why"',
+            f"for i in $(seq 1 720); do {api} | grep -q '\"{WAY_CLEAR}\"' && break; sleep 5; done",
+            f"if out=$(kubeadm join --config {w}/return-config.yaml 2>&1); then "
+            'report returned ""; rc=0; else '
+            "report return-failed \"kubeadm: $(printf '%s' \"$out\" | grep -iE 'error' | "
+            'tail -n1)"; rc=1; fi',
+            f"rm -rf {w}; exit $rc",
+        ]
+    )
