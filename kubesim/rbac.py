@@ -112,3 +112,29 @@ class Rbac:
             f'in API group "{attrs.group}" {scope}'
         )
         return forbidden(attrs.resource, attrs.name, attrs.group, why)
+
+
+def bound_rules_allow(
+    roles: Sequence[Mapping[str, Any]],
+    bindings: Sequence[Mapping[str, Any]],
+    user: str,
+    groups: Sequence[str],
+    attrs: Attributes,
+) -> bool:
+    """The RBAC authorizer for one namespace's stored Roles and RoleBindings: does a binding
+    name the user or one of its groups, and its Role allow `attrs`? (A ClusterRole a binding
+    may name is not stored by kubesim: never allows.)"""
+    by_name = {r.get("metadata", {}).get("name"): r for r in roles}
+    for binding in bindings:
+        ref = binding.get("roleRef") or {}
+        role = by_name.get(ref.get("name")) if ref.get("kind") == "Role" else None
+        if role is None or not any(_names(s, user, groups) for s in binding.get("subjects") or []):
+            continue
+        if any(_rule_matches(rule, attrs) for rule in role.get("rules") or []):
+            return True
+    return False
+
+
+def _names(subject: Mapping[str, Any], user: str, groups: Sequence[str]) -> bool:
+    kind, name = subject.get("kind"), subject.get("name")
+    return (kind == "User" and name == user) or (kind == "Group" and name in groups)

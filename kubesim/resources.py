@@ -176,6 +176,10 @@ CSRS = _register(
         fields=("metadata.name", "spec.signerName"),
     )
 )
+ROLES = _register(_resource(name="roles", kind="Role", group="rbac.authorization.k8s.io"))
+ROLEBINDINGS = _register(
+    _resource(name="rolebindings", kind="RoleBinding", group="rbac.authorization.k8s.io")
+)
 
 SUBRESOURCES = {
     ("pods", "eviction"),

@@ -3,7 +3,8 @@
 The unit (a transient systemd unit on the host, so it outlives the kubelet) runs `kubeadm reset
 -f`, cleans the host (workers.hostcleanup) and joins the target. If kubeadm exits with an error,
 or the node is not Ready in the target within `timeouts.join` (its own kubelet's credentials ask
-the target), it writes the decisive mark `abandoned` into the request's record ConfigMap in the
+the target: its kubelet's client certificate asks `curl` for its own Node, the server read from
+kubelet.conf), it writes the decisive mark `abandoned` into the request's record ConfigMap in the
 source (`joinops-return-<id>`), as a merge patch carrying the resourceVersion it read: the write
 fails if joinops confirmed the join meanwhile (`target-complete`), and then nothing more is done.
 Marked, it resets and cleans the host again, reports `returning`, waits for joinops to make way
@@ -25,6 +26,11 @@ WORK = "/var/lib/joinops"
 PHASES = ("reset", "target-joining", "abandoned", "returning", "returned", "return-failed")
 COMPLETE = "target-complete"  # written by joinops when it has seen the join complete
 WAY_CLEAR = "way-clear"  # written by joinops when the old Node no longer stands in the way
+# after the join, the kubelet's own credentials (kubeadm's kubelet.conf points at them); the Node
+# authorizer lets a node read its own Node; a kubeadm host need not have kubectl
+KUBELET_CERT = "/var/lib/kubelet/pki/kubelet-client-current.pem"
+CLUSTER_CA = "/etc/kubernetes/pki/ca.crt"  # written by kubeadm join
+KUBELET_CONF = "/etc/kubernetes/kubelet.conf"
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -77,9 +83,8 @@ def unit_script(request_id: str, namespace: str) -> str:
             'report target-joining ""',
             f"if out=$(kubeadm join --config {w}/join-config.yaml 2>&1); then",
             f"  end=$(( $(date +%s) + $(cat {w}/join-seconds) )); why=''",
-            "  until kubectl --kubeconfig /etc/kubernetes/kubelet.conf get node "
-            f'"$(cat {w}/node-name)" -o jsonpath=\'{{.status.conditions[?(@.type=="Ready")]'
-            ".status}' 2>/dev/null | grep -q True; do",
+            f"  until {_own_node(w)} 2>/dev/null | tr -d ' \\t\\n' | "
+            'grep -q \'"type":"Ready","status":"True"\'; do',
             '    if [ "$(date +%s)" -ge "$end" ]; then why="no Ready within '
             f'$(cat {w}/join-seconds)s"; break; fi; sleep 5; done',
             f'  if [ -z "$why" ]; then rm -rf {w}; exit 0; fi',
@@ -94,4 +99,13 @@ def unit_script(request_id: str, namespace: str) -> str:
             'tail -n1)"; rc=1; fi',
             f"rm -rf {w}; exit $rc",
         ]
+    )
+
+
+def _own_node(w: str) -> str:
+    """The node's own Node object from the target, as the kubelet's credentials can read it."""
+    server = f"$(sed -n 's/^[[:space:]]*server:[[:space:]]*//p' {KUBELET_CONF} | head -n1)"
+    return (
+        f"curl -sS --max-time 10 --cacert {CLUSTER_CA} --cert {KUBELET_CERT} "
+        f'--key {KUBELET_CERT} "{server}/api/v1/nodes/$(cat {w}/node-name)"'
     )

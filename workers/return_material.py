@@ -6,7 +6,9 @@ deleted on every ending), the source's cluster-info pins and endpoint as the nod
 for a control plane a certificate upload on another of the source's control planes, and the
 node's original role. The source also gets the request's record ConfigMap
 (`joinops-return-<id>`, workers/fallback.py): the agent's phases are written there, so a resumed
-run reads them from the source, not from Redis alone.
+run reads them from the source, not from Redis alone. The agent writes them with the return
+token: a Role (get, patch on that ConfigMap alone) bound to the token's extra group
+(agent.return_group) lets it, and goes with the record on every ending.
 
 A source destroyed by the move (its last node) can take nothing back: no return material.
 """
@@ -18,6 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 import yaml
+from kubernetes import client
 
 from joinops.clusters import capins
 from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound
@@ -80,6 +83,7 @@ def prepare(run: Run, host: HostFacts) -> dict[str, str]:
         taints=was["taints"],
     )
     _record(run, was)
+    _grant_record(run)
     return {
         agent.RETURN_KEY: yaml.safe_dump(config, sort_keys=False),
         agent.RETURN_CA_KEY: b"".join(info.ca_pems).decode(),
@@ -171,6 +175,54 @@ def _record(run: Run, was: dict[str, Any]) -> None:
         pass  # an earlier attempt's: its phases are the agent's, never overwritten
 
 
+def _grant_record(run: Run) -> None:
+    """The Role on the record alone and its binding to the return token's group; idempotent."""
+    name, group = agent.return_record_name(run.id), "rbac.authorization.k8s.io"
+    meta = {"name": name, "namespace": run.namespace, "labels": agent.labels(run.id, "return")}
+    role = {
+        "apiVersion": f"{group}/v1",
+        "kind": "Role",
+        "metadata": meta,
+        "rules": [
+            {
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": [name],
+                "verbs": ["get", "patch"],
+            }
+        ],
+    }
+    binding = {
+        "apiVersion": f"{group}/v1",
+        "kind": "RoleBinding",
+        "metadata": meta,
+        "roleRef": {"apiGroup": group, "kind": "Role", "name": name},
+        "subjects": [{"apiGroup": group, "kind": "Group", "name": agent.return_group(run.id)}],
+    }
+    rbac = client.RbacAuthorizationV1Api(run.source.api_client)
+    for resource, create, body in (
+        ("roles", rbac.create_namespaced_role, role),
+        ("rolebindings", rbac.create_namespaced_role_binding, binding),
+    ):
+        try:
+            run.source.call("create", f"{resource}/{name}", create, run.namespace, body)
+        except ClusterConflict:
+            pass  # an earlier attempt's, the same
+
+
+def _revoke_record(run: Run) -> None:
+    name = agent.return_record_name(run.id)
+    rbac = client.RbacAuthorizationV1Api(run.source.api_client)
+    for resource, delete in (
+        ("rolebindings", rbac.delete_namespaced_role_binding),
+        ("roles", rbac.delete_namespaced_role),
+    ):
+        try:
+            run.source.call("delete", f"{resource}/{name}", delete, name, run.namespace)
+        except ClusterNotFound:
+            pass
+
+
 def delete_return_tokens(run: Run) -> None:
     """The source's return tokens, by their remembered ids; a source that is gone has none."""
     ids = list(run.memory(MEMORY).get("return_token_ids", []))
@@ -183,9 +235,11 @@ def delete_return_tokens(run: Run) -> None:
 
 
 def delete_record(run: Run) -> None:
-    """The request's return record in the source, if a return was possible (else none made)."""
+    """The request's return record in the source, if a return was possible (else none made),
+    and the Role and RoleBinding that let the agent write it."""
     if not returnable(run):
         return
+    _revoke_record(run)
     try:
         run.source.call(
             "delete",

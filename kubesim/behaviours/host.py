@@ -353,10 +353,11 @@ class HostAgent:
 
     def _ready_deadline(self, attempt: JoinAttempt, target: SimCluster) -> None:
         """The unit's wait for Ready in the target (with its kubelet's credentials) ends."""
-        node = target.store.get(NODES, "", attempt.host.name)
-        if node is not None and node_objects.node_state(node.obj) == "ready":
-            return
         assert attempt.back is not None
+        node = target.store.get(NODES, "", attempt.host.name)
+        ready = node is not None and node_objects.node_state(node.obj) == "ready"
+        if ready and attempt.back.ready_check_works:
+            return
         why = f"no Ready within {int(attempt.back.join_seconds)}s"
         self._fall_back(attempt, target, why)
 

@@ -8,6 +8,12 @@ already (the script's merge patch carries the resourceVersion it read: the first
 resets and cleans the host again, reports `returning`, waits for `way-clear`, and joins the
 source through the same checks as any join (kubeadm's "a Node ... already exists" included).
 
+The unit's reads and writes of its record are authorised as a real API server does for a
+bootstrap token: the identity `system:bootstrap:<id>` in `system:bootstrappers` and the token's
+`auth-extra-groups`, allowed only by a RoleBinding in the record's namespace (`may`). Its wait
+for Ready in the target works only when it asks with the kubelet's client certificate
+(`kubelet-client-current.pem`): a kubeadm host need not have kubectl (`ready_check_works`).
+
 Targets can be told to refuse a join at one phase (`JoinRefusals`), as real ones do: discovery
 (cluster-info not answered), TLS bootstrap (the token not accepted), the etcd member add of a
 control-plane join (etcd refuses the member: kubeadm exits after the node turned Ready), or Ready
@@ -21,8 +27,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesim import objects
+from kubesim.behaviours.signer import TOKEN_PREFIX, TOKEN_RE, expired, token_fields
 from kubesim.kubeadm import JoinConfig, find_join_configuration
-from kubesim.resources import CONFIGMAPS, PODS, SECRETS
+from kubesim.rbac import Attributes, bound_rules_allow
+from kubesim.resources import CONFIGMAPS, PODS, ROLEBINDINGS, ROLES, SECRETS
 
 if TYPE_CHECKING:
     from kubesim.behaviours.join_preflight import JoinAttempt
@@ -30,6 +38,8 @@ if TYPE_CHECKING:
 
 RETURN_KEY = "return-config.yaml"
 JOIN_SECONDS_KEY = "join-seconds"
+TOKEN_KEY = "return-token"
+KUBELET_CLIENT_CERT = "/var/lib/kubelet/pki/kubelet-client-current.pem"
 RECORD_RE = re.compile(r"configmaps/(joinops-return-[a-z0-9-]+)")
 COMPLETE, WAY_CLEAR = "target-complete", "way-clear"
 PHASES = ("discovery", "tls-bootstrap", "etcd-member-add", "ready")
@@ -59,6 +69,8 @@ class WayBack:
     record: str
     config: JoinConfig
     join_seconds: float
+    token: str = ""  # the source's return bootstrap token: the unit's credentials there
+    ready_check_works: bool = True  # asks with the kubelet's certificate, not a host kubectl
 
 
 def way_back(cluster: SimCluster, pod: dict[str, Any], text: str) -> WayBack | None:
@@ -74,7 +86,9 @@ def way_back(cluster: SimCluster, pod: dict[str, Any], text: str) -> WayBack | N
         config = find_join_configuration(values.get(RETURN_KEY, ""))
         if config is not None:
             seconds = float(values.get(JOIN_SECONDS_KEY) or 0) or 300.0
-            return WayBack(cluster, ns, record.group(1), config, seconds)
+            token = values.get(TOKEN_KEY, "")
+            works = KUBELET_CLIENT_CERT in text
+            return WayBack(cluster, ns, record.group(1), config, seconds, token, works)
     return None
 
 
@@ -99,13 +113,39 @@ class JoinRefusals:
         return ""
 
 
+def may(back: WayBack, verb: str) -> bool:
+    """Is the return token allowed `verb` on the record, by the source's RBAC?"""
+    match = TOKEN_RE.match(back.token)
+    if match is None:
+        return False
+    token_id, token_secret = match.groups()
+    secret = back.source.store.get(SECRETS, "kube-system", TOKEN_PREFIX + token_id)
+    values = token_fields(secret.obj) if secret else None
+    if not values or values.get("token-secret") != token_secret:
+        return False
+    if expired(values, back.source.world.clock.time()):
+        return False
+    extra = [g.strip() for g in values.get("auth-extra-groups", "").split(",") if g.strip()]
+    roles = [e.obj for e in back.source.store.list(ROLES, back.namespace)]
+    bindings = [e.obj for e in back.source.store.list(ROLEBINDINGS, back.namespace)]
+    attrs = Attributes(verb, "", "configmaps", namespace=back.namespace, name=back.record)
+    groups = ["system:bootstrappers", *extra]
+    return bound_rules_allow(roles, bindings, f"system:bootstrap:{token_id}", groups, attrs)
+
+
 def record_data(back: WayBack) -> dict[str, str]:
+    """The record as the unit reads it (nothing when it is gone, or the read is forbidden)."""
+    if not may(back, "get"):
+        return {}
     entry = back.source.store.get(CONFIGMAPS, back.namespace, back.record)
     return dict((entry.obj.get("data") or {}) if entry else {})
 
 
 def report(back: WayBack, phase: str, message: str = "") -> bool:
-    """The unit's merge patch of its record; False when the record is gone."""
+    """The unit's merge patch of its record; False when the record is gone or the patch is
+    forbidden."""
+    if not may(back, "patch"):
+        return False
 
     def change(obj: dict[str, Any]) -> None:
         obj.setdefault("data", {}).update({"phase": phase, phase: message})

@@ -1,8 +1,9 @@
 """The real engine, against simulated clusters that enforce deploy/managed-cluster-rbac.yaml.
 
-Every migration path works under exactly those rules (nothing was refused with 403), and every
-request the engine made is one of the calls listed in deploy/api-calls.yaml — so the list that
-test_rbac.py checks the manifest against is the truth, not a guess.
+Every migration path works under exactly those rules, with agent.return_to_source off and on
+(nothing was refused with 403), and every request the engine made is one of the calls listed
+in deploy/api-calls.yaml — so the list that test_rbac.py checks the manifest against is the
+truth, not a guess.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def test_every_migration_path_runs_under_the_manifest_and_the_call_list_is_compl
     # pod check reads why from the events
     a.add_node(NodeSpec("a-w-3"))
     world.host("a-w-3").unpullable_images.add(DEFAULT_CHECK_IMAGE)
+    a.add_node(NodeSpec("a-w-4"))
+    a.add_node(NodeSpec("a-w-5"))
     ctx = EngineContext.from_settings(
         settings_for(world, tmp_path, redis_url, timeouts={"drain": "1s", "pod_check": "1s"})
     )
@@ -84,6 +87,17 @@ def test_every_migration_path_runs_under_the_manifest_and_the_call_list_is_compl
         for node, source, role, expected in moves:
             request = approved_request(ctx, node, source, "clusterB", role)
             assert run_request(ctx, request.id) is expected, ctx.store.get(request.id).outcome
+        # agent.return_to_source (off by default): the return record, its Role and RoleBinding;
+        # a move that succeeds, and one whose join the target refuses and that returns
+        back = EngineContext.from_settings(
+            settings_for(world, tmp_path, redis_url, agent={"return_to_source": True})
+        )
+        context.install(back)
+        for node, expected in (("a-w-4", State.SUCCEEDED), ("a-w-5", State.RETURNED)):
+            if expected is State.RETURNED:
+                world.behaviours.hosts.refusals.refuse("clusterB", "tls-bootstrap")
+            request = approved_request(back, node, "clusterA", "clusterB", Role.WORKER)
+            assert run_request(back, request.id) is expected, back.store.get(request.id).outcome
     finally:
         context.install(None)
 

@@ -10,6 +10,8 @@ Node of that name exists).
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from joinops.queue import enqueue_migration
@@ -17,6 +19,7 @@ from joinops.requests.asks import MigrationAsk
 from joinops.requests.lifecycle import State
 from joinops.requests.model import Role
 from joinops.rules.check import check
+from kubesim.resources import ROLEBINDINGS, ROLES
 from tests.engine.test_migration import joinops_leftovers, node_ready
 from tests.support.clusters import write_config
 from tests.support.engine import (
@@ -128,16 +131,19 @@ def test_a_worker_killed_during_the_return_is_resumed_and_returns_once(
 
 
 def test_a_return_that_fails_too_ends_failed_with_both_errors(world, make_ctx):
-    """Both clusters' join tokens gone behind the engine's back: the target refuses the join,
-    and the source refuses the way back; the request fails as without a return, naming both."""
+    """The target's join tokens gone behind the engine's back, and the source's return token no
+    longer usable for signing (its bootstrap signer then drops the token's cluster-info
+    signature, so kubeadm's discovery refuses it; the token still authenticates the agent's
+    record writes): the target refuses the join, the source the way back; the request fails as
+    without a return, naming both."""
 
     def remove_tokens_behind_the_engines_back(event) -> None:  # type: ignore[no-untyped-def]
         if event.step == "agent" and event.kind == "step-succeeded":
-            for cluster in ("clusterB", "clusterA"):
-                api = ctx.clusters.get(cluster).core
-                for s in api.list_namespaced_secret("kube-system").items:
-                    if s.metadata.name.startswith("bootstrap-token-"):
-                        api.delete_namespaced_secret(s.metadata.name, "kube-system")
+            api = ctx.clusters.get("clusterB").core
+            for s in api.list_namespaced_secret("kube-system").items:
+                if s.metadata.name.startswith("bootstrap-token-"):
+                    api.delete_namespaced_secret(s.metadata.name, "kube-system")
+            unsign_tokens(ctx, "clusterA")
 
     ctx = make_ctx(
         hooks=[remove_tokens_behind_the_engines_back], timeouts={"join": "2s"}, agent=RETURNS
@@ -151,3 +157,69 @@ def test_a_return_that_fails_too_ends_failed_with_both_errors(world, make_ctx):
     assert "the way back into clusterA failed too (kubeadm: " in final.outcome
     assert f"journalctl -u joinops-join-{request.id}" in final.outcome
     assert f"/join retry {request.id}" in final.outcome
+
+
+@pytest.mark.parametrize("ending", ["succeeded", "returned", "failed"])
+def test_the_agents_grant_on_its_record_lasts_exactly_as_long_as_the_move(world, make_ctx, ending):
+    """A real API server lets the return token (system:bootstrap:<id>, its extra group
+    system:bootstrappers:joinops:<request>) write the record only through a RoleBinding; kubesim's
+    simulated agent is authorised the same way. The Role and its binding name that one
+    ConfigMap and group while the node moves, and are gone after every ending."""
+    a = world.cluster("clusterA")
+    seen: list[tuple[list[dict], list[dict]]] = []
+
+    def at_the_agent(event) -> None:  # type: ignore[no-untyped-def]
+        if event.step == "agent" and event.kind == "step-succeeded":
+            ns = ctx.settings.agent.namespace
+            seen.append(
+                (
+                    [e.obj for e in a.store.list(ROLES, ns)],
+                    [e.obj for e in a.store.list(ROLEBINDINGS, ns)],
+                )
+            )
+            if ending == "failed":  # as in the test above: both joins refused
+                world.behaviours.hosts.refusals.refuse("clusterB", "discovery")
+                unsign_tokens(ctx, "clusterA")
+
+    ctx = make_ctx(hooks=[at_the_agent], timeouts={"join": "2s"}, agent=RETURNS)
+    if ending == "returned":
+        world.behaviours.hosts.refusals.refuse("clusterB", "tls-bootstrap")
+    request = approved_request(ctx, "a-w-1", "clusterA", "clusterB")
+    run_request(ctx, request.id)
+
+    assert ctx.store.get(request.id).state.value == ending, ctx.store.get(request.id).outcome
+    [(roles, bindings)] = seen
+    record = f"joinops-return-{request.id}"
+    assert [r["rules"] for r in roles] == [
+        [
+            {
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": [record],
+                "verbs": ["get", "patch"],
+            }
+        ]
+    ]
+    [binding] = bindings
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": record,
+    }
+    group = f"system:bootstrappers:joinops:{request.id}"
+    assert [s["name"] for s in binding["subjects"]] == [group]
+    ns = ctx.settings.agent.namespace
+    assert a.store.list(ROLES, ns) == [] and a.store.list(ROLEBINDINGS, ns) == []
+
+
+def unsign_tokens(ctx, cluster: str) -> None:  # type: ignore[no-untyped-def]
+    """The cluster's bootstrap tokens no longer usable for signing: its bootstrap signer drops
+    their cluster-info signatures, so kubeadm's discovery refuses them (they still
+    authenticate)."""
+    api = ctx.clusters.get(cluster).core
+    no = base64.b64encode(b"false").decode()
+    for s in api.list_namespaced_secret("kube-system").items:
+        if s.metadata.name.startswith("bootstrap-token-"):
+            api.patch_namespaced_secret(
+                s.metadata.name, "kube-system", {"data": {"usage-bootstrap-signing": no}}
+            )
