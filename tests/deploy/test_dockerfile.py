@@ -6,6 +6,8 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+import subprocess
+import sys
 import tomllib
 from dataclasses import dataclass, field
 
@@ -108,3 +110,23 @@ def test_the_build_context_keeps_what_the_wheel_needs() -> None:
         assert not any(fnmatch.fnmatch(path, p) for p in patterns), path
     for heavy in (".venv", ".git", ".tools", "tests"):
         assert heavy in patterns
+
+
+def test_what_the_image_leaves_out_is_never_loaded_by_an_entry_point(stages: list[Stage]) -> None:
+    """The image uninstalls the kubernetes client's asyncio dependencies (~11 MB): every
+    command, the bot, the worker and the sandbox must run without them."""
+    args = [a for a in stages[0].all("ARG") if a.startswith("UNUSED=")]
+    assert args, "the builder names what it leaves out"
+    left_out = args[0].split("=", 1)[1].strip('"').split()
+    modules = [name.replace("-", "_") for name in left_out]
+    probe = (
+        "import sys\n"
+        "import cli, cli.sandbox_cmd, cli.live, bot.app, bot.serve, workers.main\n"
+        "import kubernetes.client, kubernetes.watch, kubernetes.stream, kubernetes.config\n"
+        "import slacksim.server, kubesim\n"
+        f"print([m for m in {modules!r} if m in sys.modules])\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.strip()
+    assert loaded == "[]", loaded
