@@ -24,6 +24,7 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot import open_limit
 from joinops.requests.audit import STREAM, Action, AuditLog
 from joinops.requests.lifecycle import State
 from slacksim.signing import block_actions_payload, sign, slash_command_fields
@@ -242,9 +243,12 @@ def _pending(bot) -> Any:  # type: ignore[no-untyped-def]
     bot.slash("a-w-1 from clusterA to clusterB")
     request = bot.request_from_message(bot.wait_message())
     audit = AuditLog(bot.redis)
-    until(  # the last write it makes
-        lambda: any(
-            e.request_id == request.id and e.action == Action.REQUESTED for e in audit.entries()
+    until(  # its audit entry, and then the last write it makes: its open-request slot given back
+        lambda: (
+            any(
+                e.request_id == request.id and e.action == Action.REQUESTED for e in audit.entries()
+            )
+            and not bot.redis.exists(open_limit.ASKING + request.requester)
         ),
         5,
     )
