@@ -379,6 +379,11 @@ class HostAgent:
         if host_return.WAY_CLEAR not in data:
             self.world.schedule(0.05, lambda: self._await_way(attempt))
             return
+        self.world.after_reset(lambda: self._join_home(attempt))  # kubeadm join takes its time
+
+    def _join_home(self, attempt: JoinAttempt) -> None:
+        back = attempt.back
+        assert back is not None
         home = JoinAttempt(attempt.host, "", back.config, attempt.profile, [])
         source, reason = join_preflight.check(self.world, home)
         if source is None:
