@@ -13,6 +13,7 @@ from joinops import parallelism
 from joinops.requests.events import EventKind
 from kubesim import NodeSpec, World
 from tests.bot.harness import text_of, until
+from tests.support.clusters import add_single_node_hosts
 
 HOSTS = 4
 AUTO = {"max_parallel": "auto", "joins_per_worker": 1, "join_admission": 32}
@@ -28,13 +29,7 @@ def world() -> Iterator[World]:
             control_plane_endpoint="cp.b.test:6443",
             nodes=[NodeSpec("b-cp-1", role="control-plane")],
         )
-        for i in range(1, HOSTS + 1):
-            w.add_cluster(
-                f"host-{i}",
-                version="v1.32.1",
-                control_plane_endpoint=f"h{i}.test:6443",
-                nodes=[NodeSpec(f"node-{i}", role="control-plane")],
-            )
+        add_single_node_hosts(w, HOSTS)
         yield w
 
 

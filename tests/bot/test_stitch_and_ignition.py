@@ -35,7 +35,7 @@ from tests.bot.harness import (
     text_of,
     until,
 )
-from tests.support.clusters import write_config
+from tests.support.clusters import add_single_node_hosts, write_config
 from tests.support.engine import start_worker, stop_worker
 
 MAX_PARALLEL = 2
@@ -51,13 +51,7 @@ def world() -> Iterator[World]:
             control_plane_endpoint="cp.b.test:6443",
             nodes=[NodeSpec("b-cp-1", role="control-plane"), NodeSpec("b-w-1")],
         )
-        for i in (1, 2, 3):  # one host each, booted into a single-node cluster of its own
-            w.add_cluster(
-                f"host-{i}",
-                version="v1.32.1",
-                control_plane_endpoint=f"h{i}.test:6443",
-                nodes=[NodeSpec(f"node-{i}", role="control-plane")],
-            )
+        add_single_node_hosts(w, 3)  # one host each, booted into a single-node cluster of its own
         w.add_cluster(
             "small",
             version="v1.31.4",

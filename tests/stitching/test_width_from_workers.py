@@ -16,7 +16,7 @@ from joinops.requests.model import Role
 from joinops.rules import batch as batches
 from kubesim import NodeSpec, World
 from tests.bot.harness import until
-from tests.support.clusters import settings_for, write_config
+from tests.support.clusters import add_single_node_hosts, settings_for, write_config
 from tests.support.engine import start_worker, stop_worker, wait_final
 from workers import context
 from workers.batch import children
@@ -36,13 +36,7 @@ def world() -> Iterator[World]:
             control_plane_endpoint="cp.big.test:6443",
             nodes=[NodeSpec("big-cp-1", role="control-plane")],
         )
-        for i in range(1, HOSTS + 1):
-            w.add_cluster(
-                f"host-{i}",
-                version="v1.32.1",
-                control_plane_endpoint=f"h{i}.test:6443",
-                nodes=[NodeSpec(f"node-{i}", role="control-plane")],
-            )
+        add_single_node_hosts(w, HOSTS)
         yield w
 
 

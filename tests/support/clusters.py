@@ -89,3 +89,18 @@ def add_standard_clusters(world: World) -> World:
         nodes=[NodeSpec("node-1", role="control-plane")],
     )
     return world
+
+
+def add_single_node_hosts(world: World, count: int, version: str = "v1.32.1") -> World:
+    """host-1 … host-`count`: each a host booted into a single-node cluster of its own (its node
+    `node-i`, a control plane), as stitching finds them."""
+    from kubesim import NodeSpec
+
+    for i in range(1, count + 1):
+        world.add_cluster(
+            f"host-{i}",
+            version=version,
+            control_plane_endpoint=f"h{i}.test:6443",
+            nodes=[NodeSpec(f"node-{i}", role="control-plane")],
+        )
+    return world
