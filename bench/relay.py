@@ -35,7 +35,14 @@ import redis
 
 from bench.ack import free_port, wait_healthy
 from bench.report import Figure, Result
-from bench.support import fresh_redis, start_process, start_worker, stop_process, write_config
+from bench.support import (
+    fresh_redis,
+    message_text,
+    start_process,
+    start_worker,
+    stop_process,
+    write_config,
+)
 from joinops.requests.events import REQUEST_STREAM, Event
 from kubesim import NodeSpec, World
 from slacksim.server import Call, SlackSim
@@ -152,7 +159,7 @@ class Bench:
         replies = self.slack.thread(CHANNEL_ID, ts)
         root = self.slack.messages(CHANNEL_ID)[ts]
         said = any(str(r.get("text", "")).startswith(FINAL) for r in replies)
-        return said and any(word in _text(root) for word in OUTCOMES)
+        return said and any(word in message_text(root) for word in OUTCOMES)
 
     def _wait(self, predicate: Callable[[], Any]) -> Any:
         return self.slack.wait_for(predicate, timeout=RUN_TIMEOUT)
@@ -173,23 +180,6 @@ def _request_id(message: dict[str, Any]) -> str:
             if element.get("action_id") == "join_approve":
                 return str(element["value"])
     return ""
-
-
-def _text(message: dict[str, Any]) -> str:
-    parts: list[str] = [str(message.get("text") or "")]
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("text"), str):
-                parts.append(node["text"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(message.get("blocks") or [])
-    return "\n".join(parts)
 
 
 def _world(world: World, sizes: Sizes) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.ack import free_port
 from bench.proxy import Backend, RoundRobinProxy
+from bench.support import message_text
 from slacksim.server import SlackSim
 from slacksim.signing import CHANNEL_ID, deliver, slash_command_body
 
@@ -211,7 +212,7 @@ def restart_under_stream(
     outcome.posted = posted(sim)
     outcome.proxy_failed = proxy.failed
     outcome.responses = {
-        rid: [_text(body) for body in bodies] for rid, bodies in sim.response_urls.items()
+        rid: [message_text(body) for body in bodies] for rid, bodies in sim.response_urls.items()
     }
     return outcome
 
@@ -277,31 +278,8 @@ def posted(sim: SlackSim) -> Counter[str]:
     found: Counter[str] = Counter()
     for message in sim.messages(CHANNEL_ID).values():
         if any(block.get("type") == "actions" for block in message.get("blocks") or []):
-            found.update({w for w in _text(message).split("`")[1::2] if "-" in w})
+            found.update({w for w in message_text(message).split("`")[1::2] if "-" in w})
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _text(message: dict[str, Any]) -> str:
-    texts: list[str] = [str(message.get("text") or "")]
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("text"), str):
-                texts.append(node["text"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(message.get("blocks") or [])
-    return "\n".join(texts)
 
 
 def _wait(predicate: Any, timeout: float = 60.0) -> None:

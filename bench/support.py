@@ -315,3 +315,21 @@ class Env:
             self._server.stop()
             shutil.rmtree(self._server.directory, ignore_errors=True)
             self._server = None
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Every text of a Slack message: its `text` and each `text` string inside its blocks."""
+    texts: list[str] = [str(message.get("text") or "")]
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("text"), str):
+                texts.append(node["text"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(message.get("blocks") or [])
+    return "\n".join(texts)
