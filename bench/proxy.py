@@ -93,7 +93,7 @@ class RoundRobinProxy:
             backends = list(self.backends)
         for backend in backends:
             if backend.ready_url is not None:
-                backend.ready = _answers_200(backend.ready_url)
+                backend.ready = answers_200(backend.ready_url)
 
     def _ready(self) -> list[Backend]:
         with self._lock:
@@ -165,7 +165,8 @@ def _close(sock: socket.socket) -> None:
         pass
 
 
-def _answers_200(url: str) -> bool:
+def answers_200(url: str) -> bool:
+    """Whether `url` answers 200 within a second (a readiness probe's look)."""
     try:
         with urllib.request.urlopen(url, timeout=1) as answer:
             return bool(answer.status == 200)

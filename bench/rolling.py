@@ -20,8 +20,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.ack import free_port
-from bench.proxy import Backend, RoundRobinProxy
+from bench.proxy import Backend, RoundRobinProxy, answers_200
 from bench.support import message_text
 from slacksim.server import SlackSim
 from slacksim.signing import CHANNEL_ID, deliver, slash_command_body
@@ -108,7 +106,7 @@ class Replica:
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT
-        while not _answers_200(self.backend.ready_url or ""):
+        while not answers_200(self.backend.ready_url or ""):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"replica not ready: {self.log.read_text()[-2000:]}")
             time.sleep(0.05)
@@ -288,11 +286,3 @@ def _wait(predicate: Any, timeout: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"not met within {timeout:.0f} s")
         time.sleep(0.01)
-
-
-def _answers_200(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1) as answer:
-            return bool(answer.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
