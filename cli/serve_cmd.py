@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 from typing import Any
 
@@ -50,14 +51,18 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _metrics_shared_with_post_ack() -> None:
+def _metrics_shared_with_post_ack() -> str | None:
     """The post-ack process counts too (requests recorded, Slack errors), and only the acking
     process serves /metrics: both write their values to one directory (prometheus_client's
     multiprocess mode; the post-ack process inherits the environment) and /metrics sums them.
     Set before prometheus_client is imported, which reads it then; a fresh directory per start
-    (the values of an earlier run's processes are not this run's)."""
-    if not os.environ.get(MULTIPROC_DIR):
-        os.environ[MULTIPROC_DIR] = tempfile.mkdtemp(prefix="joinops-metrics-")
+    (the values of an earlier run's processes are not this run's). Returns the directory when
+    it was made here, for the stop to remove it."""
+    if os.environ.get(MULTIPROC_DIR):
+        return None
+    made = tempfile.mkdtemp(prefix="joinops-metrics-")
+    os.environ[MULTIPROC_DIR] = made
+    return made
 
 
 def _seconds(value: str) -> float:
@@ -73,8 +78,15 @@ def _seconds(value: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.metrics_port and not args.post_ack:
-        _metrics_shared_with_post_ack()
+    made = _metrics_shared_with_post_ack() if args.metrics_port and not args.post_ack else None
+    try:
+        return _run(args)
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace) -> int:
     from joinops import logs
 
     logs.configure("INFO", json_lines=logs.json_wanted(args.log_format))

@@ -46,6 +46,9 @@ def test_a_request_recorded_by_the_post_ack_process_shows_on_the_bots_metrics(ma
     }
     env.pop("SLACK_APP_TOKEN", None)
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    scratch = tmp_path / "tmp"  # where serve makes its metrics directory (and removes it)
+    scratch.mkdir()
+    env["TMPDIR"] = str(scratch)
     args = ["--http", "--host", "127.0.0.1", "--port", str(port)]
     served = subprocess.Popen(
         [sys.executable, "-m", "cli", "serve", *args, "--metrics-port", str(metrics_port)],
@@ -74,3 +77,4 @@ def test_a_request_recorded_by_the_post_ack_process_shows_on_the_bots_metrics(ma
     finally:
         served.terminate()
         served.wait(150)
+    assert list(scratch.iterdir()) == []  # nothing left behind by the stop
