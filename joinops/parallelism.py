@@ -3,17 +3,19 @@
 `max_parallel: auto` (the default) is the smaller of two limits, chosen when the batch is planned
 and stored on it, so the number its message shows is the one its workers keep to:
 
-- **The target's join admission** (`join_admission`, default 32): nodes joining one target at
+- **The target's join admission** (`join_admission`, default 64): nodes joining one target at
   once. Each join makes the target's control plane work on the node's behalf — the kubelet's
   bootstrap requests (bootstrap-token users fall under API Priority and Fairness's
   `global-default` level, about 49 of a default API server's 600 seats, shared with every
-  other client that is not a node, a controller or a service account), and
-  kube-controller-manager approving and signing its certificate request and creating its
-  DaemonSet pods within its own client limit (20 requests a second, bursts of 30, by
-  default). 32 joins at once keep those bursts inside what a default control plane absorbs
-  without queueing the rest of the cluster behind them; raise it for a control plane sized
-  for more, lower it for a small one. Control-plane joins are one at a time per target
-  whatever this says (workers/batch.py).
+  other client that is not a node, a controller or a service account; a kubelet's bootstrap
+  is a few short requests one after another, so 64 joining kubelets hold a handful of seats
+  at any moment), and kube-controller-manager approving and signing its certificate request
+  and creating its DaemonSet pods within its own client limit (20 requests a second, bursts
+  of 30, by default): about five requests a join, so 64 joins cost it some 16 s of its budget,
+  spread over joins that themselves take 20 s to a minute until Ready — the node autoscalers
+  add nodes in larger bursts than that. Raise it for a control plane sized for more, lower it
+  for a small one (or one whose controller manager already runs near its limit).
+  Control-plane joins are one at a time per target whatever this says (workers/batch.py).
 - **The workers** (`joins_per_worker` per live `joinops worker`, default 16): a migration holds
   its worker only for its short steps (the checks, the probe pods, the agent's start) and
   gives it up while it waits for a drain or a join, so one worker carries many; 16 each keeps

@@ -238,8 +238,8 @@ class FileConfig(_Strict):
     slack: SlackConfig = SlackConfig()
     # Worker joins at once in one batch: `auto` (the smaller of the two below) or 1 to 64.
     max_parallel: Annotated[MaxParallel, BeforeValidator(parse_max_parallel)] = AUTO
-    # auto: at most this many nodes joining one target at once (joinops/parallelism.py: why 32)
-    join_admission: int = Field(default=32, ge=1, le=1000)
+    # auto: at most this many nodes joining one target at once (joinops/parallelism.py: why 64)
+    join_admission: int = Field(default=64, ge=1, le=1000)
     # auto: this many joins at once for each live `joinops worker`
     joins_per_worker: int = Field(default=16, ge=1, le=1000)
     max_batch_nodes: int = Field(default=200, ge=1, le=1000)  # nodes in one batch request
@@ -295,7 +295,7 @@ class Settings:
     arrivals: Arrivals | None = None
     slack: SlackConfig = field(default_factory=SlackConfig)
     max_batch_nodes: int = 200  # a batch naming or resolving to more is refused as a whole
-    join_admission: int = 32  # max_parallel auto: nodes joining one target at once, at most
+    join_admission: int = 64  # max_parallel auto: nodes joining one target at once, at most
     joins_per_worker: int = 16  # max_parallel auto: joins at once per live worker
 
     @property

@@ -32,7 +32,7 @@ def settings_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) ->
 def test_auto_is_the_default_and_its_limits_are_read(tmp_path, monkeypatch):
     default = settings_from(tmp_path, monkeypatch, "")
     assert default.max_parallel == "auto"
-    assert (default.join_admission, default.joins_per_worker) == (32, 16)
+    assert (default.join_admission, default.joins_per_worker) == (64, 16)
     said = settings_from(tmp_path, monkeypatch, "max_parallel: Auto\njoin_admission: 8\n")
     assert said.max_parallel == "auto" and said.join_admission == 8
 
