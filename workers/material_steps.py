@@ -84,7 +84,7 @@ def prepare_join_material(run: Run) -> str:
         taints=_carried(run).get("taints"),
     )
     ports = [10250] + ([bind_port, 10259, 10257, 2379, 2380] if certificate_key else [])
-    back = return_material.prepare(run, host) if return_material.returnable(run) else {}
+    back, forgone = return_material.prepare_or_forgo(run, host)
     material.put_secret(
         run.source,
         run.namespace,
@@ -99,9 +99,10 @@ def prepare_join_material(run: Run) -> str:
         },
         agent.labels(run.id, "join"),
     )
-    return step_texts.material_ready(
+    ready = step_texts.material_ready(
         run.request.target, token.id, endpoint, run.request.role is Role.CONTROL_PLANE
     )
+    return f"{ready} {forgone}" if forgone else ready
 
 
 def _host_facts(run: Run) -> hostprobe.HostFacts:
@@ -169,8 +170,7 @@ def _upload_host(run: Run, control_planes: tuple[Any, ...]) -> str:
 def undo_join_material(run: Run) -> None:
     """Delete every token this request minted, the agent's Secret and the return record."""
     delete_tokens(run, every=True)
-    if return_material.returnable(run):
-        _quietly(lambda: return_material.delete_record(run))
+    _quietly(lambda: return_material.delete_record(run))
     _quietly(
         lambda: material.delete_quietly(
             run.source, run.namespace, "secret", agent.join_secret_name(run.id)
@@ -190,8 +190,7 @@ def delete_tokens(run: Run, every: bool = False) -> None:
     for token_id in ids:
         material.delete_token(run.target, token_id)
     run.remember("join-material", token_ids=[])
-    if return_material.returnable(run):  # the source's return tokens, on every ending
-        return_material.delete_return_tokens(run)
+    return_material.delete_return_tokens(run)  # the source's, by their ids: on every ending
 
 
 def fresh_material(run: Run) -> None:

@@ -10,7 +10,11 @@ run reads them from the source, not from Redis alone. The agent writes them with
 token: a Role (get, patch on that ConfigMap alone) bound to the token's extra group
 (agent.return_group) lets it, and goes with the record on every ending.
 
-A source destroyed by the move (its last node) can take nothing back: no return material.
+A source destroyed by the move (its last node) can take nothing back: no return material. A
+source that will not let joinops prepare it (a 403 on the Role, a 422 from an admission policy,
+no other Ready control plane to upload certificates from) does not stop the move: the move goes
+on as before there were returns, and the thread says that this node cannot come back by itself
+(`prepare_or_forgo`). What was made before the refusal is removed at once.
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ import yaml
 from kubernetes import client
 
 from joinops.clusters import capins
-from joinops.errors import ClusterConflict, ClusterError, ClusterNotFound
+from joinops.errors import (
+    ClusterConflict,
+    ClusterError,
+    ClusterForbidden,
+    ClusterInvalid,
+    ClusterNotFound,
+)
 from joinops.joinmaterial import (
     DEFAULT_API_PORT,
     KUBEADM_CERTS_LIFETIME,
@@ -38,13 +48,44 @@ from workers.hostprobe import HostFacts
 from workers.run import Run
 
 MEMORY = "join-material"  # the return token ids live with the target's: one memory to undo
+FORGONE = "return_forgone"  # in MEMORY: why the source would not let a way back be prepared
+RECORD_MADE = "return_record_made"  # in MEMORY: the record, its Role and binding may exist
 LIFECYCLE_TAINTS = "node.kubernetes.io/"  # set by the node controller, never restored
+# what a source answers when it will not let the way back be prepared; anything else (an
+# unreachable source, a 5xx) is retried as every step's calls are
+REFUSALS = (ClusterForbidden, ClusterInvalid, ClusterNotFound)
+
+
+class _CannotPrepare(Exception):
+    """The source has no way back to offer this node (no cluster-info, no other control plane)."""
 
 
 def returnable(run: Run) -> bool:
-    """Can the node go back if the join fails? Only with `agent.return_to_source` (off by
-    default), and never when the move destroys its source."""
-    return run.ctx.settings.agent.return_to_source and not run.request.destroys_source
+    """Can the node go back if the join fails? With `agent.return_to_source`, unless the move
+    destroys its source or the source refused to let the way back be prepared. Not on OCK
+    hosts: their re-join goes through the host's ocne service, which has no way back."""
+    agent_settings = run.ctx.settings.agent
+    if not agent_settings.return_to_source or agent_settings.host_profile == "ock":
+        return False
+    if run.request.destroys_source:
+        return False
+    return not run.memory(MEMORY).get(FORGONE)
+
+
+def prepare_or_forgo(run: Run, host: HostFacts) -> tuple[dict[str, str], str]:
+    """The return material's Secret keys and "" — or, when the source refuses it, no keys and
+    the line the thread shows: the move goes on without a way back, and what was made is
+    removed. Nothing (and "") when the node cannot return anyway."""
+    if not returnable(run):
+        return {}, ""
+    try:
+        return prepare(run, host), ""
+    except (_CannotPrepare, *REFUSALS) as e:
+        why = str(e)
+    run.remember(MEMORY, **{FORGONE: why})
+    delete_return_tokens(run)
+    delete_record(run)
+    return {}, return_texts.forgone(run.request, why)
 
 
 def prepare(run: Run, host: HostFacts) -> dict[str, str]:
@@ -56,7 +97,7 @@ def prepare(run: Run, host: HostFacts) -> dict[str, str]:
     try:
         info = capins.read(source)
     except capins.ClusterInfoProblem as e:
-        raise PermanentError(return_texts.no_return_material(run.request, str(e))) from e
+        raise _CannotPrepare(str(e)) from e
     facts = source.facts()
     bind_port = source.api_server_port() or DEFAULT_API_PORT
     endpoint = info.endpoint(facts.control_plane_endpoint, bind_port)
@@ -134,21 +175,22 @@ def _upload_in_source(run: Run, ready: list[str]) -> str:
     """The source's control-plane certificates under a new key, on another control plane."""
     others = [name for name in ready if name != run.request.node]
     if not others:
-        raise PermanentError(
-            return_texts.no_return_material(run.request, "no other Ready control plane")
-        )
+        raise _CannotPrepare(return_texts.no_other_control_plane(run.request))
     key = new_certificate_key()
     certkeys.ensure_free(run.ctx.redis, run.request.source, run.id, run.ctx.clock())
-    material.upload_certs(
-        run.source,
-        namespace=run.namespace,
-        request_id=run.id,
-        node=others[0],
-        image=run.ctx.settings.agent.image,
-        certificate_key=key,
-        timeout=run.ctx.settings.timeouts.upload_certs.total_seconds(),
-        clock=run.ctx.clock,
-    )
+    try:
+        material.upload_certs(
+            run.source,
+            namespace=run.namespace,
+            request_id=run.id,
+            node=others[0],
+            image=run.ctx.settings.agent.image,
+            certificate_key=key,
+            timeout=run.ctx.settings.timeouts.upload_certs.total_seconds(),
+            clock=run.ctx.clock,
+        )
+    except PermanentError as e:  # the pod failed or timed out: the move needs no way back
+        raise _CannotPrepare(str(e)) from e
     until = run.ctx.clock() + KUBEADM_CERTS_LIFETIME.total_seconds()
     certkeys.record(run.ctx.redis, run.request.source, run.id, certkeys.MIGRATION, until)
     return key
@@ -156,6 +198,7 @@ def _upload_in_source(run: Run, ready: list[str]) -> str:
 
 def _record(run: Run, was: dict[str, Any]) -> None:
     """The request's record in the source, where the agent writes its phases."""
+    run.remember(MEMORY, **{RECORD_MADE: True})  # first: whatever happens next, it is removed
     body = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -226,6 +269,8 @@ def _revoke_record(run: Run) -> None:
 def delete_return_tokens(run: Run) -> None:
     """The source's return tokens, by their remembered ids; a source that is gone has none."""
     ids = list(run.memory(MEMORY).get("return_token_ids", []))
+    if not ids:
+        return
     for token_id in ids:
         try:
             material.delete_token(run.source, token_id)
@@ -235,9 +280,9 @@ def delete_return_tokens(run: Run) -> None:
 
 
 def delete_record(run: Run) -> None:
-    """The request's return record in the source, if a return was possible (else none made),
-    and the Role and RoleBinding that let the agent write it."""
-    if not returnable(run):
+    """The request's return record in the source, if one may have been made, and the Role and
+    RoleBinding that let the agent write it."""
+    if not (run.memory(MEMORY).get(RECORD_MADE) or returnable(run)):
         return
     _revoke_record(run)
     try:

@@ -41,6 +41,14 @@ def return_failed(request: Any, why: str, back: str, unit: str) -> str:
     )
 
 
+def target_node_left(request: Any) -> str:
+    return (
+        f"{request.target} did not answer when joinops looked for a Node `{request.node}` left "
+        f"there by the failed join: if `kubectl --context {request.target} get node "
+        f"{request.node}` shows one NotReady, delete it."
+    )
+
+
 def not_back_in_time(request: Any, timeout: timedelta) -> str:
     return f"`{request.node}` was not Ready in {request.source} within {minutes(timeout)}"
 
@@ -52,8 +60,13 @@ def node_gone_before_return(request: Any) -> str:
     )
 
 
-def no_return_material(request: Any, why: str) -> str:
+def no_other_control_plane(request: Any) -> str:
+    return f"{request.source} has no other Ready control plane to upload its certificates from"
+
+
+def forgone(request: Any, why: str) -> str:
+    """The move goes on, but the node will not come back by itself if the join fails."""
     return (
-        f"the way back into {request.source} could not be prepared ({why}); nothing was "
-        f"changed on `{request.node}`."
+        f"No way back into {request.source} could be prepared ({why}): if the join into "
+        f"{request.target} fails, `{request.node}` will not return by itself."
     )

@@ -31,8 +31,12 @@ def test_a_permission_denied_is_reported_at_once_and_the_node_left_as_it_was(
     a, b = world.cluster("clusterA"), world.cluster("clusterB")
     for name in PODS:
         a.add_pod(NODE, name, labels={"app": "web"}, owner_kind="ReplicaSet")
-    world.cluster(cluster).rbac.deny("create", resource)
     ctx = make_ctx(timeouts={"drain": "60s"})
+    # the agent's Secret alone: a source refusing the return token too (kube-system) lets the
+    # move go on without a way back (tests/engine/test_join_return_forgone.py)
+    agents_secret = (cluster, resource) == ("clusterA", "secrets")
+    namespace = ctx.settings.agent.namespace if agents_secret else None
+    world.cluster(cluster).rbac.deny("create", resource, namespace)
     request = approved_request(ctx, NODE, "clusterA", "clusterB")
 
     assert run_request(ctx, request.id) is State.FAILED
