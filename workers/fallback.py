@@ -107,6 +107,7 @@ def bring_back(run: Run, why: str) -> NoReturn:
             return_texts.return_failed(request, why, failed, agent.unit_name(run.id))
         )
     _restore(run)
+    _clear_target(run)
     run.remember(MEMORY, back=True)
     _end_material(run)
     raise Returned(return_texts.returned(request, why))
@@ -161,6 +162,21 @@ def _restore(run: Run) -> None:
     if was.get("taints"):
         patch["spec"]["taints"] = was["taints"]
     run.source.call("patch", f"nodes/{node}", run.source.core.patch_node, node, patch)
+
+
+def _clear_target(run: Run) -> None:
+    """The Node the failed join registered in the target, if it did: its kubelet was reset and
+    now serves the source, so it would stay there NotReady for good (without a cloud provider
+    nothing deletes it) and the next move of this node would find the name taken."""
+    target, node = run.target, run.request.node
+    try:
+        found = target.call("get", f"nodes/{node}", target.core.read_node, node)
+        if not _ready(found):
+            target.call("delete", f"nodes/{node}", target.core.delete_node, node)
+    except ClusterNotFound:
+        pass
+    except ClusterError:
+        run.progress("wait-joined", return_texts.target_node_left(run.request))
 
 
 def _end_material(run: Run) -> None:

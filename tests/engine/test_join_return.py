@@ -57,7 +57,8 @@ def test_a_worker_whose_join_fails_goes_back_schedulable(world, make_ctx, phase)
     assert not back["spec"].get("unschedulable")
     assert back["metadata"]["labels"]["team"] == "blue"
     assert {"key": "dedicated", "value": "db", "effect": "NoSchedule"} in back["spec"]["taints"]
-    assert not node_ready(b, "a-w-1")
+    # a join that got as far as registering leaves no NotReady Node behind in the target
+    assert b.node("a-w-1") is None
     assert world.host("a-w-1").cluster == "clusterA"
     assert joinops_leftovers(ctx, "clusterA", "clusterB") == []
     audit = [e.action for e in ctx.audit.entries() if e.request_id == request.id]

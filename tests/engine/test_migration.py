@@ -142,7 +142,12 @@ def test_invalid_join_material_fails_clearly_and_cleans_the_token(world, make_ct
                 if s.metadata.name.startswith("bootstrap-token-"):
                     api.delete_namespaced_secret(s.metadata.name, "kube-system")
 
-    ctx = make_ctx(hooks=[remove_token_behind_the_engines_back], timeouts={"join": "2s"})
+    # without a way back (a failed join that returns: tests/engine/test_join_return.py)
+    ctx = make_ctx(
+        hooks=[remove_token_behind_the_engines_back],
+        timeouts={"join": "2s"},
+        agent={"return_to_source": False},
+    )
     world.join_seconds = 0.5
     request = approved_request(ctx, "a-w-2", "clusterA", "clusterB")
     assert run_request(ctx, request.id) is State.FAILED

@@ -35,6 +35,7 @@ def test_target_down_past_the_join_timeout_fails_clearly_in_time(world, make_ctx
     ctx = make_ctx(
         hooks=[take_the_target_down],
         timeouts={"join": f"{JOIN_SECONDS}s", "api": f"{API_SECONDS}s"},
+        agent={"return_to_source": False},  # the ending without a way back; with one: below
     )
     request = approved_request(ctx, NODE, "clusterA", "clusterB")
 
@@ -68,3 +69,28 @@ def test_target_down_past_the_join_timeout_fails_clearly_in_time(world, make_ctx
     assert f"kube-system/bootstrap-token-{token_id}" in final.outcome
     assert "has been deleted" not in final.outcome
     assert ctx.records.get(request.id, "join-material").data["token_ids"] == [token_id]
+
+
+def test_target_down_mid_join_the_node_returns_to_its_source(world, make_ctx):
+    """The target's API server gone right after the agent started: the kubelet's TLS bootstrap
+    cannot reach it, kubeadm join fails, and the agent takes the node back into the source."""
+    a, b = world.cluster("clusterA"), world.cluster("clusterB")
+
+    def take_the_target_down(event) -> None:  # type: ignore[no-untyped-def]
+        if event.step == "agent" and event.kind == "step-succeeded":
+            b.faults.add(reachable=False)
+
+    ctx = make_ctx(
+        hooks=[take_the_target_down],
+        timeouts={"join": f"{JOIN_SECONDS}s", "api": f"{API_SECONDS}s"},
+    )
+    request = approved_request(ctx, NODE, "clusterA", "clusterB")
+
+    assert run_request(ctx, request.id) is State.RETURNED, ctx.store.get(request.id).outcome
+
+    final = ctx.store.get(request.id)
+    assert "join into clusterB failed (" in final.outcome
+    assert "`a-w-1` is back in clusterA as a worker, schedulable again" in final.outcome
+    assert node_ready(a, NODE) and not a.node(NODE)["spec"].get("unschedulable")
+    said = " ".join(e.text for e in ctx.reporter.history(request.id))
+    assert f"{NODE}` left there by the failed join" in said  # the target could not be asked
