@@ -117,9 +117,9 @@ class AgentConfig(_Strict):
     # *.k8s.io, joinops.io) into the target: taints at registration, labels at the clean-up
     keep_labels_and_taints: bool = False
     # a join into the target that fails after the reset brings the node back into its source
-    # (workers/agent_return.py). Off until the agent's write to its record in the source is
-    # granted on real clusters (a Role for the return token's group): see README, "Return"
-    return_to_source: bool = False
+    # (workers/agent_return.py; README, "How a migration runs", step 7). false: such a join
+    # fails saying where the node is, as before returns existed
+    return_to_source: bool = True
 
 
 class Policy(_Strict):

@@ -93,7 +93,10 @@ class SecretWatch:
         data.update(obj.get("stringData") or {})
         if name.startswith("bootstrap-token-"):
             token_id, secret = data["token-id"], data["token-secret"]
-            self.token_ids.add(token_id)
+            labels = obj["metadata"].get("labels") or {}
+            # a return token's id is never shown (the target's is, in the thread)
+            if labels.get("app.kubernetes.io/name") != "joinops-return-token":
+                self.token_ids.add(token_id)
             self._note(secret, f"bootstrap token secret ({name})")
             self._note(f"{token_id}.{secret}", f"bootstrap token ({name})")
             return
