@@ -7,6 +7,11 @@ JOINOPS_TEST_REDIS_URL for the subprocesses the tests start.
 
 JOINOPS_TEST_REDIS_URL set by the user names a database the tests may flush instead (no server is
 started): the one way to point the tests at a Redis of one's own, and only explicitly.
+
+A pytest killed outright (SIGKILL, an OOM kill, `timeout -s KILL`) cannot stop its server: the
+kernel does (`ends_with_parent`, joinops/children.py), as the sandbox's. That ties the server to
+the thread that starts it, so it is only asked for from the main thread, where pytest and
+pytest-xdist's workers (execnet's main_thread_only model) configure.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -37,7 +43,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     directory = Path(tempfile.mkdtemp(prefix="joinops-test-redis-"))
     try:
-        _server = PrivateRedis(directory).start()
+        main_thread = threading.current_thread() is threading.main_thread()
+        _server = PrivateRedis(directory, ends_with_parent=main_thread).start()
     except RedisServerMissing as missing:
         pytest.exit(f"{missing}; or set {ENV} to a Redis database the tests may flush", 2)
     os.environ[ENV] = _server.database_url(DATABASE)
