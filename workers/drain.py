@@ -288,9 +288,13 @@ class Drainer:
             self.cluster.core.list_pod_for_all_namespaces,
             field_selector=f"spec.nodeName={self.node}",
             resource_version=resource_version,
+            allow_watch_bookmarks=True,  # a quiet node's watch resumes from a recent version
             timeout_seconds=max(1, int(seconds)),
             _request_timeout=seconds + self.cluster.timeout,
         ):
+            if event["type"] == "BOOKMARK":  # no pod: a raw dict, only where the watch has got to
+                resource_version = stream.resource_version or resource_version
+                continue
             pod = event["object"]
             resource_version = pod.metadata.resource_version
             if event["type"] == "DELETED":

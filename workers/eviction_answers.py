@@ -25,6 +25,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from joinops.clusters import pages
 from joinops.clusters.kube import KubeCluster
 from joinops.requests.drain_texts import Held
 
@@ -93,8 +94,8 @@ def refusal(e: ApiException, namespace: str) -> Held:
 def budgets_selecting(cluster: KubeCluster, pod: Any) -> list[str]:
     """The names of the PodDisruptionBudgets in the pod's namespace that select it."""
     namespace = pod.metadata.namespace
-    listing: Any = cluster.call(
-        "list",
+    listing = pages.list_all(
+        cluster,
         f"poddisruptionbudgets in {namespace}",
         cluster.policy.list_namespaced_pod_disruption_budget,
         namespace,

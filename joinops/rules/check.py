@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from joinops.closeness import close_names
-from joinops.clusters import capins
+from joinops.clusters import capins, pages
 from joinops.clusters.etcdmembers import EtcdPod
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterError
@@ -209,9 +209,10 @@ def _where_the_name_is(
 
 
 def _close_node_names(source: KubeCluster, node: str) -> list[str]:
-    """The source's nodes named nearly `node` (one node list, read only for a name it lacks)."""
+    """The source's nodes named nearly `node` (one node list, read only for a name it lacks; in
+    pages, as a source of thousands of nodes needs)."""
     try:
-        listing = source.call("list", "nodes", source.core.list_node)
+        listing = pages.list_all(source, "nodes", source.core.list_node)
     except ClusterError:
         return []
     return close_names(node, (str(n.metadata.name) for n in listing.items if n.metadata))
