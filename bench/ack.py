@@ -11,13 +11,15 @@ Compared against a bare bolt app that only acks, served the same way, in the sam
 Apples to apples: the bare bolt app and the bot are up side by side, with the same background
 processes present, and their rounds alternate (`interleaved`): each meets the same moments of a
 shared machine. What stands for other machines in production runs at the lowest CPU priority
-(`OTHER_MACHINES`, nice 19): the two workers (their own pods), and the simulated clusters and
-Slack (API servers, slack.com; threads of this process). What shares the bot's pod stays as the
-product runs it: the post-ack process at its own nice 10 (bot/post_ack_process.py), which is
-the cost measured — on its pod's CPU the work after the acks does compete with them. Redis, the
-proxy and the sending process stay at full priority: each is on the path of every ack, the
-bare bolt app's too (Redis only the bot's: its one XADD per ack). The sending process's CPU over
-each round (`loader_busy`, 1.0 = one core) says whether the client itself limited the figures.
+(`OTHER_MACHINES`, nice 19, and their sessions too: bench/ack_groups.py): the two workers (their
+own pods), and the simulated clusters and Slack (API servers, slack.com; threads of this
+process). What shares the bot's pod stays as the chart runs it: the post-ack process in
+`SCHED_IDLE` (`--post-ack-priority idle`, bot/post_ack_priority.py) within the bot's session,
+which is the cost measured — on its pod's CPU the work after the acks does compete with them.
+Redis, the proxy and the sending process stay at full priority, each in a session of its own:
+each is on the path of every ack, the bare bolt app's too (Redis only the bot's: its one XADD
+per ack). The sending process's CPU over each round (`loader_busy`, 1.0 = one core) says whether
+the client itself limited the figures.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import ack_replicas, load
+from bench import ack_groups, ack_replicas, load
 from bench.report import Figure, Result
 from bench.support import (
     OTHER_MACHINES,
@@ -234,7 +236,8 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
         World() as world,
         SlackSim(tiers=Tiers(SLACK_SPEED)) as slack,
         tempfile.TemporaryDirectory(prefix="bench-ack-") as tmp,
-        ProcessPoolExecutor(1, mp_context=spawn) as loader,
+        ProcessPoolExecutor(1, mp_context=spawn, initializer=ack_groups.own_session) as loader,
+        ack_groups.this_session_lowered(),  # the simulated clusters and Slack: other machines
     ):
         _world(world)
         directory = Path(tmp)
@@ -279,13 +282,13 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
             start_worker(config, url, directory / f"worker-{i}.log", niceness=OTHER_MACHINES)
             for i in (1, 2)
         ]
+        for worker in workers:  # each in a session of its own: the session's niceness too
+            ack_groups.lower_session(worker.pid)
         loader.submit(os.getpid).result()  # the sending process, started at full priority
         lower_other_threads()  # the simulated clusters and Slack: other machines too
         bot_port, floor_port = free_port(), free_port()
         bot_log, floor_log = directory / "bot.log", directory / "floor.log"
-        bot = start_process(
-            ["serve", "--http", "--host", "127.0.0.1", "--port", str(bot_port)], bot_log, env
-        )
+        bot = start_process(ack_replicas.serve_args(bot_port), bot_log, env)
         floor = start_process(
             ["--port", str(floor_port)], floor_log, env, module="bench.bolt_floor"
         )

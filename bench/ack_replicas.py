@@ -15,6 +15,15 @@ from typing import Any
 from bench.support import start_process, stop_process
 
 REPLICAS = 2
+# as the chart runs the bot (values.yaml: bot.postAckPriority): the work after the acks in
+# SCHED_IDLE, yielding to the acks within the bot's group (here its session, in a pod its cgroup)
+POST_ACK_PRIORITY = "idle"
+
+
+def serve_args(port: int) -> list[str]:
+    """`joinops serve` over HTTP on `port`, as the chart starts it."""
+    http = ["serve", "--http", "--host", "127.0.0.1", "--port", str(port)]
+    return [*http, "--post-ack-priority", POST_ACK_PRIORITY]
 
 
 def behind_one_port(
@@ -38,8 +47,7 @@ def behind_one_port(
                 process = start_process(["--port", str(port)], log, env, module="bench.bolt_floor")
                 ready = f"http://127.0.0.1:{port}/"
             else:
-                args = ["serve", "--http", "--host", "127.0.0.1", "--port", str(port)]
-                process = start_process(args, log, env)
+                process = start_process(serve_args(port), log, env)
                 ready = f"http://127.0.0.1:{port}/healthz"
             started.append(process)
             wait_ready(ready, process, log)

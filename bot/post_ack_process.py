@@ -12,10 +12,10 @@ The acking process starts it (`joinops serve --post-ack`, bot/companion.py). It 
   The sweeps in the relay (Ignition files due for deletion, roots wanted) run there, so once; the
   arrivals watcher's rounds too (its announcements are also claimed by compare-and-set).
 
-It runs at a lower CPU priority than the acking process (`NICENESS`): when both want the CPU
-— a burst of commands acked while the work of the first ones runs — the acks go first, as if the
-work ran on another machine. Raising one's own niceness needs no privilege, in a container too,
-where it weighs the two processes within the pod's CPU share.
+It runs at a lower CPU priority than the acking process (`--post-ack-priority`,
+bot/post_ack_priority.py: Linux's `SCHED_IDLE` as the chart runs it, niceness 10 by default):
+when both want the CPU — a burst of commands acked while the work of the first ones runs — the
+acks go first, as if the work ran on another machine.
 
 SIGTERM (or Ctrl-C): it takes no more jobs and finishes those it runs (for up to the check
 timeout and a margin: what is still running then is answered by the replica that takes it over),
@@ -40,6 +40,7 @@ from bot.commands import WORK_THREADS, SlashCommands
 from bot.context import BotContext
 from bot.lease import Leader, Lease, Part
 from bot.post_ack import PostAckQueue
+from bot.post_ack_priority import DEFAULT, Priority, step_back
 from bot.post_ack_runner import PostAckRunner
 from bot.relay import Relay
 from joinops.clusters.kube import warm_up
@@ -52,7 +53,6 @@ log = logging.getLogger(__name__)
 LEADER_KEY = "joinops:bot:leader"
 RELAY_CONSUMER = "joinops-relay"  # the relay's name in its group, whichever replica leads
 STOP_MARGIN = 10.0  # seconds beyond the check timeout a stopping job may take
-NICENESS = 10  # the acking process keeps 0: about nine tenths of the CPU when both want it
 
 
 def replica_name() -> str:
@@ -68,10 +68,10 @@ def leading_parts(ctx: BotContext) -> list[Callable[[], Part]]:
     return parts
 
 
-def run(settings: Settings) -> int:
+def run(settings: Settings, priority: Priority = DEFAULT) -> int:
     if settings.secrets.slack_bot_token is None:
         raise ConfigError(["SLACK_BOT_TOKEN: not set (the bot token, xoxb-…)"])
-    _yield_cpu_to_the_acks()
+    running_at = step_back(priority)  # first: every thread started from here on inherits it
     warm_up()  # the Kubernetes client's classes load in seconds: now, not in the first job
     client = redis.Redis.from_url(settings.secrets.redis_url)
     ctx = build_context(settings, redis=client, clusters=ClusterRegistry(settings))
@@ -85,7 +85,7 @@ def run(settings: Settings) -> int:
     _stop_on_signals(stopping.set)
     runner.start()
     leader.start()
-    log.info("joinops bot: post-ack process %s running", name)
+    log.info("joinops bot: post-ack process %s running (%s)", name, running_at)
     stopping.wait()
     finished = runner.stop(settings.timeouts.check.total_seconds() + STOP_MARGIN)
     if not finished:
@@ -95,13 +95,6 @@ def run(settings: Settings) -> int:
     client.close()
     log.info("joinops bot: post-ack process %s stopped", name)
     return 0
-
-
-def _yield_cpu_to_the_acks() -> None:
-    try:
-        os.nice(NICENESS)
-    except OSError as e:  # not allowed here: the work shares the CPU evenly with the acks
-        log.warning("joinops bot: post-ack process at the acks' priority: %s", e)
 
 
 def _stop_on_signals(stop: Callable[[], object]) -> None:

@@ -144,9 +144,7 @@ class PostAckRunner:
         found = self.redis.xreadgroup(
             GROUP, self.consumer, {STREAM: ">"}, count=free, block=self.block_ms
         )
-        for _, entries in found or []:
-            for entry_id, fields in entries:
-                self._take(_s(entry_id), fields, again=False)
+        self._take([(_s(i), fields) for _, entries in found or [] for i, fields in entries])
 
     def _take_stale(self, free: int) -> bool:
         """A dead replica's jobs become ours; True if there were any."""
@@ -156,24 +154,34 @@ class PostAckRunner:
         with self._cond:
             ours = set(self._running)  # running here: its heartbeat came late, it is not dead
         taken = [(_s(i), fields) for i, fields in entries or [] if _s(i) not in ours]
-        for entry_id, fields in taken:
-            self._take(entry_id, fields, again=True)
+        for entry_id, _ in taken:
+            log.info("post-ack: took over entry %s of a replica that stopped", entry_id)
+        self._take(taken)
         return bool(taken)
 
-    def _take(self, entry_id: str, fields: dict[bytes, bytes] | None, *, again: bool) -> None:
-        try:
-            job = PostAckJob.from_json((fields or {}).get(FIELD.encode()) or b"")
-        except ValueError as e:
-            log.warning("post-ack: entry %s skipped: %s", entry_id, e)
-            self._finish(entry_id)
+    def _take(self, entries: list[tuple[str, dict[bytes, bytes] | None]]) -> None:
+        """Each entry's job onto a thread: run, or answered as interrupted when it had begun
+        before (on a replica that stopped). The marks that say a job began are set for all the
+        entries in one round trip (a burst's first read takes one entry per free thread)."""
+        jobs = []
+        for entry_id, fields in entries:
+            try:
+                jobs.append(
+                    (entry_id, PostAckJob.from_json((fields or {}).get(FIELD.encode()) or b""))
+                )
+            except ValueError as e:
+                log.warning("post-ack: entry %s skipped: %s", entry_id, e)
+                self._finish(entry_id)
+        if not jobs:
             return
-        first = bool(self.redis.set(STARTED + entry_id, self.consumer, nx=True, ex=STARTED_TTL))
-        work = self.run if first else self.interrupted
-        if again:
-            log.info("post-ack: took over entry %s of a replica that stopped", entry_id)
-        with self._cond:
-            self._running.add(entry_id)
-        self._pool.submit(self._work, entry_id, job, work)
+        with self.redis.pipeline(transaction=False) as pipe:
+            for entry_id, _ in jobs:
+                pipe.set(STARTED + entry_id, self.consumer, nx=True, ex=STARTED_TTL)
+            firsts = pipe.execute()
+        for (entry_id, job), first in zip(jobs, firsts, strict=True):
+            with self._cond:
+                self._running.add(entry_id)
+            self._pool.submit(self._work, entry_id, job, self.run if first else self.interrupted)
 
     def _work(self, entry_id: str, job: PostAckJob, work: Work) -> None:
         try:
@@ -192,11 +200,13 @@ class PostAckRunner:
                 self._cond.notify_all()
 
     def _finish(self, entry_id: str) -> None:
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.xack(STREAM, GROUP, entry_id)
-        pipe.xdel(STREAM, entry_id)
-        pipe.delete(STARTED + entry_id)
-        pipe.execute()
+        """Acknowledged, deleted, its mark gone: one round trip, without MULTI/EXEC (an entry
+        acknowledged is no replica's any more, whatever happens to the other two)."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.xack(STREAM, GROUP, entry_id)
+            pipe.xdel(STREAM, entry_id)
+            pipe.delete(STARTED + entry_id)
+            pipe.execute()
 
     def _finish_unfinished(self) -> None:
         with self._cond:

@@ -42,6 +42,15 @@ def register(sub: Any) -> None:
         help="on SIGTERM, keep answering (not ready) this long before stopping, while the "
         "Service and the Ingress let go of this replica (default 0; the chart sets it)",
     )
+    p.add_argument(
+        "--post-ack-priority",
+        type=_priority,
+        default=10,
+        metavar="idle|0-19",
+        help="the post-ack process's CPU priority below the acks: `idle` (Linux SCHED_IDLE: "
+        "only CPU the acks leave; for a container of its own, as the chart runs it) or a "
+        "niceness added to the acking process's (default 10)",
+    )
     p.add_argument("--post-ack", action="store_true", help=argparse.SUPPRESS)
     p.add_argument(
         "--log-format",
@@ -77,6 +86,16 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _priority(value: str) -> str | int:
+    from bot.post_ack_priority import parse
+    from cli import texts
+
+    try:
+        return parse(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(texts.bad_priority(value)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     made = _metrics_shared_with_post_ack() if args.metrics_port and not args.post_ack else None
     try:
@@ -93,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.post_ack:  # the acking process's companion (bot/companion.py), not for people
         from bot.post_ack_process import run as post_ack
 
-        return post_ack(load_settings())
+        return post_ack(load_settings(), args.post_ack_priority)
     from bot.serve import run as serve
 
     return serve(
@@ -105,5 +124,11 @@ def _run(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         health_port=args.health_port,
         drain_seconds=args.drain_seconds,
-        companion_args=["--log-format", args.log_format] if args.log_format else [],
+        companion_args=_companion_args(args),
     )
+
+
+def _companion_args(args: argparse.Namespace) -> list[str]:
+    """What the post-ack process is started with, beyond `--post-ack`."""
+    passed = ["--post-ack-priority", str(args.post_ack_priority)]
+    return passed + (["--log-format", args.log_format] if args.log_format else [])

@@ -31,6 +31,10 @@ def bad_seconds(value: str) -> str:
     return f"{value!r} is not a number of seconds: use 0 or more, e.g. 5 or 0.5"
 
 
+def bad_priority(value: str) -> str:
+    return f"{value!r} is not a priority: use idle, or a niceness from 0 to 19"
+
+
 def bad_request_id(value: str) -> str:
     return (
         f"{value!r} is not a request id: ids look like req-1a2b3c4d "
