@@ -62,6 +62,8 @@ class Sizes:
     max_parallel: MaxParallel  # the `max_parallel` setting: a number or `auto`
     repeats: int  # runs of each kind (batch, one after another)
     curve: tuple[int, ...] = ()  # batch sizes also run once each, for the wall-time curve
+    # the curve's sizes run again with joins as long as a real host's (0: not run)
+    real_join_seconds: float = 0.0
 
 
 @dataclass
@@ -218,12 +220,17 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
     batch_runs = [Run(n, sizes.nodes) for n in range(1, sizes.repeats + 1)]
     serial_runs = [Run(n, sizes.nodes) for n in range(sizes.repeats + 1, 2 * sizes.repeats + 1)]
     curve_runs = [Run(100 + k, n) for k, n in enumerate(sizes.curve)]
+    # the curve's sizes from 16 up again with real joins' length (the workers know every cluster
+    # from their start, so these are built with the others)
+    real_runs = [
+        Run(200 + k, n) for k, n in enumerate(sizes.curve) if n >= 16 and sizes.real_join_seconds
+    ]
     connection = fresh_redis(url)
     with (
         World(join_seconds=sizes.join_seconds) as world,
         tempfile.TemporaryDirectory(prefix="bench-stitch-") as tmp,
     ):
-        build_world(world, batch_runs + serial_runs + curve_runs)
+        build_world(world, batch_runs + serial_runs + curve_runs + real_runs)
         directory = Path(tmp)
         config = write_config(world, directory, max_parallel=sizes.max_parallel)
         workers = [
@@ -283,6 +290,9 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
                     [stitch.nodes, asdict(outcome.cpu) if outcome.cpu else None]
                 )
                 _verify(world, stitch)
+            samples["real_curve_seconds"] = _real_joins_curve(
+                world, sizes, directory, url, connection, meter, real_runs
+            )
             for process in workers:
                 footprint.sample("worker", process.pid)
         finally:
@@ -290,6 +300,32 @@ def run(sizes: Sizes, url: str, footprint: Footprint) -> Result:
                 stop_process(process)
     connection.flushdb()
     return _result(sizes, samples)
+
+
+def _real_joins_curve(
+    world: World,
+    sizes: Sizes,
+    directory: Path,
+    url: str,
+    connection: redis.Redis,
+    meter: CpuMeter,
+    runs: list[Run],
+) -> list[list[float]]:
+    """[nodes, seconds] of `runs`, each join lasting `real_join_seconds`: how the batch scales
+    when the joins, not these two cores, take the time."""
+    world.join_seconds = sizes.real_join_seconds
+    seconds = []
+    try:
+        for stitch in runs:
+            settings = settings_for(
+                world, directory, url, stitch.cluster_names, max_parallel=sizes.max_parallel
+            )
+            outcome = as_batch(settings, connection, stitch, lambda: 0, meter)
+            seconds.append([float(stitch.nodes), outcome.seconds])
+            _verify(world, stitch)
+    finally:
+        world.join_seconds = sizes.join_seconds
+    return seconds
 
 
 def _verify(world: World, stitch: Run) -> None:
