@@ -304,7 +304,10 @@ class Env:
             named = named_redis_url()
             if named is None:
                 directory = Path(tempfile.mkdtemp(prefix="joinops-bench-redis-"))
-                self._server = PrivateRedis(directory).start()
+                # a bench killed outright takes it along (tests/support/session_redis.py: why
+                # only from the main thread)
+                main_thread = threading.current_thread() is threading.main_thread()
+                self._server = PrivateRedis(directory, ends_with_parent=main_thread).start()
                 named = self._server.url
             self._url = named
         return self._url
