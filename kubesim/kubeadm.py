@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from kubesim import yamltext
 from kubesim.objects import parse_version
 
 KUBEADM_GROUP = "kubeadm.k8s.io"
@@ -143,7 +144,7 @@ class JoinConfig:
 def find_join_configuration(text: str) -> JoinConfig | None:
     """The JoinConfiguration in a (possibly multi-document) YAML file, if any."""
     try:
-        docs = list(yaml.safe_load_all(text))
+        docs = yamltext.load_all(text)
     except yaml.YAMLError:
         return None
     for doc in docs:

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from kubesim import yamltext
 from kubesim.objects import configmap_object
 
 NAMESPACE = "kube-system"
@@ -79,7 +80,7 @@ def server_tls_bootstrap(config_map: dict[str, Any] | None) -> bool:
     """Does this kubelet-config make a joining kubelet ask for a serving certificate?"""
     text = ((config_map or {}).get("data") or {}).get(KEY, "")
     try:
-        doc = yaml.safe_load(text) or {}
+        doc = yamltext.load(text) or {}
     except yaml.YAMLError:
         return False  # kubeadm join would fail on it; no kubelet starts with it
     return isinstance(doc, dict) and doc.get("serverTLSBootstrap") is True

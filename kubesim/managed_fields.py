@@ -11,7 +11,6 @@ manager, the operation and the time.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,15 +21,17 @@ SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "mana
 
 @dataclass(frozen=True)
 class Write:
-    """Who wrote (the field manager), what their request's body named, to which subresource."""
+    """Who wrote (the field manager), the fields their request's body named (`f:<name>` per
+    key, as the body was sent: taken before the handler fills in defaults), to which
+    subresource."""
 
     manager: str
-    body: Any
+    fields: dict[str, Any]
     subresource: str = ""
 
 
 def write_of(req: Request, body: Any, subresource: str = "") -> Write:
-    return Write(manager(req), copy.deepcopy(body), subresource)
+    return Write(manager(req), _fields(body, top=True), subresource)
 
 
 def manager(req: Request) -> str:
@@ -50,7 +51,7 @@ def record(
 ) -> None:
     """Set `obj`'s managedFields: `previous` with the writer's entry (operation Update) for its
     subresource made to include the fields its body named, at `now`."""
-    who, written, subresource = write.manager, write.body, write.subresource
+    who, subresource = write.manager, write.subresource
     entries = [dict(e) for e in previous or [] if isinstance(e, dict)]
     mine = next(
         (
@@ -66,7 +67,7 @@ def record(
         mine = {"manager": who, "operation": "Update"}
         entries.append(mine)
     mine.update(apiVersion=api_version, time=now, fieldsType="FieldsV1")
-    mine["fieldsV1"] = _merged(mine.get("fieldsV1") or {}, _fields(written, top=True))
+    mine["fieldsV1"] = _merged(mine.get("fieldsV1") or {}, write.fields)
     if subresource:
         mine["subresource"] = subresource
     obj.setdefault("metadata", {})["managedFields"] = entries

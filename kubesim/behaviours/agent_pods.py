@@ -11,6 +11,7 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
+from kubesim import yamltext
 from kubesim.pki import ca_cert_hash
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ CERT_FILES = (
 def cluster_info_ca_hashes(kubeconfig: str) -> list[str]:
     """The `sha256:` pins of every CA certificate in cluster-info's kubeconfig."""
     try:
-        doc = yaml.safe_load(kubeconfig)
+        doc = yamltext.load(kubeconfig)
         data = doc["clusters"][0]["cluster"]["certificate-authority-data"]
         certs = x509.load_pem_x509_certificates(base64.b64decode(data))
     except (yaml.YAMLError, KeyError, IndexError, TypeError, ValueError):
@@ -92,7 +93,7 @@ def config_has_external_etcd(cluster: SimCluster, pod: dict[str, Any], text: str
             continue
         for value in (cluster.secret_values(namespace, secret) or {}).values():
             try:
-                docs = list(yaml.safe_load_all(value))
+                docs = yamltext.load_all(value)
             except yaml.YAMLError:
                 continue
             if any(_external_etcd(doc) for doc in docs):
