@@ -10,14 +10,15 @@ within `timeouts.probe`. What they find comes back as their termination message,
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from joinops.clusters import podstatus, watches
+from joinops.clusters import hostpods, podstatus, watches
 from joinops.clusters.kube import KubeCluster
 from joinops.errors import ClusterNotFound
 from joinops.requests import host_texts
-from workers import agent, material
+from workers import agent
 from workers.errors import PermanentError
 from workers.run import Run
 
@@ -35,6 +36,7 @@ NOT_CARRIED = frozenset(
     }
 )
 STARTED_PHASES = ("Running", "Succeeded", "Failed")
+ENDED_PHASES = ("Succeeded", "Failed")
 
 
 class NeverStarted(PermanentError):
@@ -149,37 +151,74 @@ def run_pod(run: Run, *, facts: bool) -> tuple[str, str]:
         facts=facts,
     )
     name = pod["metadata"]["name"]
-    material.delete_quietly(source, run.namespace, "pod", name)  # an interrupted run's
-    source.call("create", f"pods/{name}", source.core.create_namespaced_pod, run.namespace, pod)
+    created = hostpods.create_pod(source, run.namespace, pod)  # an interrupted run's is replaced
     try:
         what = "host probe" if not facts else "host facts probe"
-        pod = await_start(
-            source, run.namespace, name, clock() + timeouts.agent_start.total_seconds(), run, what
+        start_by = clock() + timeouts.agent_start.total_seconds()
+        through = _Through(clock, start_by, timeouts.probe.total_seconds())
+        started = await_start(
+            source, run.namespace, name, start_by, run, what, since=created, until=through
         )
-        if pod is None:
+        if started is None:
             return "deleted", "the probe pod was deleted before it ended"
-        return _await_end(
-            source, run.namespace, name, clock() + timeouts.probe.total_seconds(), run
-        )
+        return _await_end(source, run.namespace, started, through.end_by(), run)
     finally:
-        material.delete_quietly(source, run.namespace, "pod", name)
+        hostpods.delete_pod(source, run.namespace, name)
+
+
+class _Through:
+    """What the wait for a probe pod's start waits for: its end, so that one watch usually
+    sees the pod from its creation to its end (each watch ended early costs a connection).
+    It stops at the start, as a wait for the start alone would, when the end's deadline
+    (`timeouts.probe` from the start) would come before the start's: the end is then awaited
+    on its own deadline. Either way the deadlines are those of a start, then an end."""
+
+    def __init__(self, clock: Callable[[], float], start_by: float, probe_seconds: float) -> None:
+        self.clock, self.start_by, self.probe_seconds = clock, start_by, probe_seconds
+        self.running_since: float | None = None  # when the pod was first seen running
+
+    def __call__(self, pod: Any) -> bool:
+        phase = pod.status.phase if pod.status else None
+        if phase in ENDED_PHASES:
+            return True
+        if phase != "Running":
+            return False
+        if self.running_since is None:
+            self.running_since = self.clock()
+        return self.running_since + self.probe_seconds < self.start_by
+
+    def end_by(self) -> float:
+        """The end's deadline: `timeouts.probe` after the pod was seen to start."""
+        since = self.running_since if self.running_since is not None else self.clock()
+        return since + self.probe_seconds
 
 
 def await_start(
-    cluster: KubeCluster, namespace: str, name: str, deadline: float, run: Run, what: str
+    cluster: KubeCluster,
+    namespace: str,
+    name: str,
+    deadline: float,
+    run: Run,
+    what: str,
+    since: str = "",
+    until: Callable[[Any], bool] | None = None,
 ) -> Any:
     """The pod once it runs (or ran); `NeverStarted`, with the kubelet's reason, when it is
     still Pending at the deadline (the caller deletes it). None when the pod is gone (the
-    wait's first list finds it gone as a GET would: no GET before it)."""
+    wait's first list finds it gone as a GET would: no GET before it). `since`: the pod's
+    resourceVersion as the caller created it: the wait watches from there, without a list.
+    `until`: what ends the wait before the deadline (a started pod may go on being watched:
+    `_Through`); by default, the start."""
     started = watches.wait_for(
         cluster,
         f"pods/{name}",
         cluster.core.list_namespaced_pod,
         namespace,
-        matches=lambda p: bool(p.status and p.status.phase in STARTED_PHASES),
+        matches=until or (lambda p: bool(p.status and p.status.phase in STARTED_PHASES)),
         deadline=deadline,
         clock=run.ctx.clock,
         deletion_ends=True,
+        since=since,
         field_selector=f"metadata.name={name}",
     )
     if started is not None and started.status and started.status.phase in STARTED_PHASES:
@@ -195,11 +234,28 @@ def await_start(
 
 
 def _await_end(
-    cluster: KubeCluster, namespace: str, name: str, deadline: float, run: Run
+    cluster: KubeCluster, namespace: str, started: Any, deadline: float, run: Run
 ) -> tuple[str, str]:
-    phase, _ = material.wait_for_pod_end(cluster, namespace, name, deadline, run.ctx.clock)
-    pod = get_pod(cluster, namespace, name)
-    return phase or "timed out", podstatus.termination_message(pod)
+    """(phase, termination message) of the pod once it ended, as the kubelet reported it in
+    the status that ended it; ("timed out", what it says now) at the deadline. A pod seen
+    ended already is not read again; one seen running is watched from where it was seen."""
+    name = started.metadata.name
+    ended = started if started.status.phase in ENDED_PHASES else None
+    if ended is None:
+        ended = watches.wait_for(
+            cluster,
+            f"pods/{name}",
+            cluster.core.list_namespaced_pod,
+            namespace,
+            matches=lambda p: bool(p.status and p.status.phase in ENDED_PHASES),
+            deadline=deadline,
+            clock=run.ctx.clock,
+            since=started.metadata.resource_version,
+            field_selector=f"metadata.name={name}",
+        )
+    if ended is None:
+        return "timed out", podstatus.termination_message(get_pod(cluster, namespace, name))
+    return str(ended.status.phase), podstatus.termination_message(ended)
 
 
 def get_pod(cluster: KubeCluster, namespace: str, name: str) -> Any:

@@ -147,9 +147,8 @@ def start_agent(run: Run) -> str:
         if not sent_before:
             _agent_not_started(run)
         raise
-    if not sent_before:
-        _send_agent(run)
-    _await_agent_start(run)
+    created = _send_agent(run) if not sent_before else ""
+    _await_agent_start(run, created)
     return step_texts.agent_started(
         run.request.node, run.request.source, run.request.target, run.request.destroys_source
     )
@@ -162,16 +161,18 @@ def _agent_sent_before(run: Run) -> bool:
         return True
     node = run.request.node
     try:
-        found = run.source.call("get", f"nodes/{node}", run.source.core.read_node, node)
+        found = run.source.call_json("get", f"nodes/{node}", run.source.core.read_node, node)
     except ClusterNotFound:
         return False  # no Node to act on: the agent step fails on its own
     except ClusterUnreachable:
         return True
-    return bool((found.metadata.annotations or {}).get(AGENT_ANNOTATION) == run.id)
+    annotations = (found.get("metadata") or {}).get("annotations") or {}
+    return bool(annotations.get(AGENT_ANNOTATION) == run.id)
 
 
-def _send_agent(run: Run) -> None:
-    """The point of no return: mark the Node, confirm the locks, create the agent pod."""
+def _send_agent(run: Run) -> str:
+    """The point of no return: mark the Node, confirm the locks, create the agent pod. Its
+    resourceVersion as created ("" when an earlier run created it)."""
     deadline = run.ctx.clock() + run.ctx.settings.timeouts.agent_start.total_seconds()
     run.remember("agent", start_deadline=deadline)
     try:
@@ -191,7 +192,7 @@ def _send_agent(run: Run) -> None:
     run.confirm_ours()  # right before the irreversible call: another run may own it now
     run.remember("agent", pod_requested=True)
     try:
-        run.source.call(
+        created = run.source.call_json(
             "create",
             f"pods/{agent.agent_pod_name(run.id)}",
             run.source.core.create_namespaced_pod,
@@ -199,16 +200,17 @@ def _send_agent(run: Run) -> None:
             pod,
         )
     except ClusterConflict:
-        pass  # created by an earlier, interrupted run
+        return ""  # created by an earlier, interrupted run
     except ClusterUnreachable:
         raise  # no answer: the pod may have been created all the same
     except ClusterError:
         _agent_not_started(run)  # refused (403, 422...): this one was not created
         _annotate(run, None)
         raise
+    return str((created.get("metadata") or {}).get("resourceVersion") or "")
 
 
-def _await_agent_start(run: Run) -> None:
+def _await_agent_start(run: Run, created: str = "") -> None:
     """The agent must run within `timeouts.agent_start`; one that never starts is deleted (its
     Secret first: a pod whose Secret is gone cannot start) and the move rolled back. A pod
     that started late anyway finds its deadline passed and does nothing.
@@ -223,7 +225,9 @@ def _await_agent_start(run: Run) -> None:
     )
     name = agent.agent_pod_name(run.id)
     try:
-        pod = hostprobe.await_start(run.source, run.namespace, name, deadline, run, "node agent")
+        pod = hostprobe.await_start(
+            run.source, run.namespace, name, deadline, run, "node agent", since=created
+        )
     except ClusterUnreachable:
         if run.request.destroys_source:
             return  # its reset took the source's only API server with it, as it should
@@ -270,7 +274,7 @@ def _annotate(run: Run, request_id: str | None) -> None:
     patch = {"metadata": {"annotations": {AGENT_ANNOTATION: request_id}}}
     node = run.request.node
     try:
-        run.source.call("patch", f"nodes/{node}", run.source.core.patch_node, node, patch)
+        run.source.call_json("patch", f"nodes/{node}", run.source.core.patch_node, node, patch)
     except ClusterNotFound:
         pass
 
@@ -348,7 +352,7 @@ def _quietly_unreachable(action: Callable[[], None]) -> None:
 
 def _delete_node(source: KubeCluster, node: str) -> None:
     try:
-        source.call("delete", f"nodes/{node}", source.core.delete_node, node)
+        source.call_json("delete", f"nodes/{node}", source.core.delete_node, node)
     except ClusterNotFound:
         pass
 
@@ -366,6 +370,6 @@ def _label(run: Run) -> None:
             },
         }
     }
-    run.target.call(
+    run.target.call_json(
         "patch", f"nodes/{request.node}", run.target.core.patch_node, request.node, patch
     )

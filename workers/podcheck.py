@@ -11,12 +11,11 @@ pod runs the pause image (`agent.check_image`), which every node holds for its s
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from joinops.clusters import hostpods, podstatus, watches
 from joinops.clusters.kube import KubeCluster
 from joinops.requests import host_texts
-from workers import agent, hostprobe, material
+from workers import agent, hostprobe
 from workers.errors import PermanentError
 from workers.run import Run
 
@@ -29,15 +28,13 @@ def check_pods_run(run: Run) -> str:
         return ""
     target, namespace, node = run.target, run.namespace, run.request.node
     name = agent.check_pod_name(run.id)
-    hostpods.ensure_namespace(target, namespace)
-    material.delete_quietly(target, namespace, "pod", name)
     pod = agent.check_pod(
         namespace=namespace,
         request_id=run.id,
         node=node,
         image=run.ctx.settings.agent.check_image,
     )
-    target.call("create", f"pods/{name}", target.core.create_namespaced_pod, namespace, pod)
+    created = hostpods.create_pod(target, namespace, pod)  # and its namespace, the first time
     try:
         running = watches.wait_for(
             target,
@@ -47,6 +44,7 @@ def check_pods_run(run: Run) -> str:
             matches=lambda p: bool(p.status and p.status.phase == "Running" and p.status.pod_ip),
             deadline=run.ctx.clock() + run.ctx.settings.timeouts.pod_check.total_seconds(),
             clock=run.ctx.clock,
+            since=created,  # watched from its creation: no list first
             field_selector=f"metadata.name={name}",
         )
         problem = (
@@ -55,7 +53,7 @@ def check_pods_run(run: Run) -> str:
             else _outside_pod_cidr(target, node, running.status.pod_ip)
         )
     finally:
-        material.delete_quietly(target, namespace, "pod", name)
+        hostpods.delete_pod(target, namespace, name)
     if problem:
         raise PermanentError(
             host_texts.pods_cannot_start(node, run.request.target, problem),
@@ -81,8 +79,8 @@ def _why_not_running(target: KubeCluster, namespace: str, name: str) -> str:
 
 
 def _outside_pod_cidr(target: KubeCluster, node: str, address: str) -> str:
-    found: Any = target.call("get", f"nodes/{node}", target.core.read_node, node)
-    cidrs = list((found.spec.pod_cidrs or []) if found.spec else [])
+    found = target.call_json("get", f"nodes/{node}", target.core.read_node, node)
+    cidrs = [str(c) for c in (found.get("spec") or {}).get("podCIDRs") or []]
     if not cidrs or any(_within(address, cidr) for cidr in cidrs):
         return ""
     return host_texts.pod_address_outside(address, cidrs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from joinops.clusters.kube import KubeCluster
@@ -30,6 +30,9 @@ class Run:
     park: bool = False  # may a waiting step give up its worker (raise Waiting)? Jobs say yes
     waking: bool = False  # this run resumes a step parked for a re-check (no new record)
     step_started: float = 0.0  # when the current step began (its record's start)
+    keeping: bool = False  # do `source` and `target` keep what they read? (workers/runner.py)
+    # this run's keeping view of each cluster (`KubeCluster.keeping`), by name, with its client
+    _views: dict[str, tuple[KubeCluster, KubeCluster]] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -37,11 +40,27 @@ class Run:
 
     @property
     def source(self) -> KubeCluster:
-        return self.ctx.clusters.get(self.request.source)
+        return self._client(self.request.source)
 
     @property
     def target(self) -> KubeCluster:
-        return self.ctx.clusters.get(self.request.target)
+        return self._client(self.request.target)
+
+    def _client(self, name: str) -> KubeCluster:
+        """The step's client for `name`; while `keeping`, a view of it that keeps what it read
+        of the cluster's settings and facts until `forget_reads` (another client — a rewritten
+        kubeconfig — gets a new view)."""
+        client = self.ctx.clusters.get(name)
+        if not self.keeping:
+            return client
+        kept = self._views.get(name)
+        if kept is None or kept[0] is not client:
+            kept = self._views[name] = (client, client.keeping())
+        return kept[1]
+
+    def forget_reads(self) -> None:
+        """What the views kept is dropped: the next keeping view reads afresh."""
+        self._views.clear()
 
     @property
     def ask(self) -> MigrationAsk:
@@ -80,5 +99,4 @@ class Run:
             raise LockLost()
 
     def cancelled(self) -> bool:
-        current = self.ctx.store.get(self.id)
-        return current is not None and current.state is State.CANCELLED
+        return self.ctx.store.state_of(self.id) is State.CANCELLED

@@ -21,7 +21,7 @@ from joinops.requests import outcome_texts, step_texts
 from joinops.requests.audit import Action
 from joinops.requests.events import Event, EventKind
 from joinops.requests.lifecycle import State
-from joinops.requests.steprecords import Outcome
+from joinops.requests.steprecords import Outcome, StepRecord
 from joinops.requests.store import Request
 from workers import api_waits
 from workers.context import EngineContext
@@ -48,6 +48,12 @@ RECHECK_LATENESS = 3.0  # seconds a re-check may be late past its due time (swep
 # (joinops/clusters/retry_after.py), as client-go does; more would only hold the worker.
 TRANSIENT = (ClusterUnreachable, TemporaryError)
 ATTEMPTS_PER_STEP = 4
+# The join material is built from the check's own reading (the target's version,
+# kubeadm-config and control planes, the node's kubelet version and address), taken moments
+# before in the same run, as the rules judged it: not read a second time. Every other step,
+# and any retry, reads the clusters afresh; nothing is kept across runs or requests
+# (joinops/clusters/steady.py says why).
+KEEPS_THE_CHECKS_READING = "join-material"
 
 
 def lock_keys(request: Request) -> list[str]:
@@ -120,13 +126,17 @@ def _run_locked(
             return ctx.store.get(request.id).state
         request.state = State.RUNNING
     run = Run(ctx, request, lost=locks.lost, confirm_locks=locks.confirm, park=park, waking=waking)
-    if "run_started" not in ctx.records.get(request.id, "check").data:
+    recorded = ctx.records.all(request.id)  # in one read: a re-check skips the steps done
+    first = recorded.get("check") or StepRecord("check")
+    if "run_started" not in first.data:
         # the migration's start, kept across resumes (a resumed `check` restarts its record)
-        ctx.records.remember(request.id, "check", run_started=ctx.clock())
+        ctx.records.remember(request.id, "check", known=first, run_started=ctx.clock())
+    done = {s for s, record in recorded.items() if record.outcome is Outcome.SUCCEEDED}
     step = STEPS[0]
     try:
         for step in STEPS:
-            _run_step(run, step, resumed)
+            if step.id not in done:  # succeeded before this run: only this run could undo it
+                _run_step(run, step, resumed)
         run.confirm_ours()
     except Waiting as waiting:
         return _park(run, locks, step, waiting)
@@ -197,7 +207,7 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
     if not waking:
         if resumed and record.outcome is Outcome.RUNNING:
             _emit(run, EventKind.PROGRESS, outcome_texts.resumed(step.id), step.id)
-        record = ctx.records.start(request_id, step.id)
+        record = ctx.records.start(request_id, step.id, known=record)
     run.step_started = record.started  # a parked step's waiting began then, not at its wake
     pin_step_clusters(run)
     if not waking:  # a re-check goes on with the step's record and its "started" line
@@ -212,25 +222,44 @@ def _run_step(run: Run, step: Step, resumed: bool) -> None:
             ),
             step.id,
         )
-    with api_waits.said_once(run, step.id):  # an API server's long wait: one line a step
-        for attempt in Retrying(
-            retry=retry_if_exception_type(TRANSIENT),
-            stop=stop_after_attempt(ATTEMPTS_PER_STEP),
-            wait=wait_exponential(multiplier=0.5, max=8),
-            reraise=True,
-            before_sleep=lambda state: _emit(
-                run,
-                EventKind.STEP_RETRYING,
-                f"{state.outcome.exception()}; retrying" if state.outcome else "retrying",
-                step.id,
-            ),
-        ):
-            with attempt:
-                text = step.run(run)
+    text = _attempts(run, step)
     run.confirm_ours()  # another run may own the request now: leave the record to it
     done = ctx.records.finish(request_id, step.id, Outcome.SUCCEEDED, text)
     STEP_SECONDS.labels(step.id, "succeeded").observe(done.seconds)
     _emit(run, EventKind.STEP_SUCCEEDED, text, step.id, seconds=done.seconds)
+
+
+def _attempts(run: Run, step: Step) -> str:
+    """The step, attempted again after a transient failure; its line."""
+    with api_waits.said_once(run, step.id):  # an API server's long wait: one line a step
+        try:
+            for attempt in Retrying(
+                retry=retry_if_exception_type(TRANSIENT),
+                stop=stop_after_attempt(ATTEMPTS_PER_STEP),
+                wait=wait_exponential(multiplier=0.5, max=8),
+                reraise=True,
+                before_sleep=lambda state: _emit(
+                    run,
+                    EventKind.STEP_RETRYING,
+                    f"{state.outcome.exception()}; retrying" if state.outcome else "retrying",
+                    step.id,
+                ),
+            ):
+                with attempt:
+                    _keep_reads(run, step, attempt.retry_state.attempt_number)
+                    text = step.run(run)
+        finally:
+            run.keeping = False  # between steps, and in any undo, the clusters are read afresh
+    return text
+
+
+def _keep_reads(run: Run, step: Step, attempt: int) -> None:
+    """Before each attempt of a step: the check keeps what it reads for the join material's
+    first attempt, which reads through the same views; anything else reads afresh."""
+    goes_on = step.id == KEEPS_THE_CHECKS_READING and attempt == 1
+    if not goes_on:
+        run.forget_reads()
+    run.keeping = goes_on or step.id == "check"
 
 
 def _fail(run: Run, step: Step, reason: str, known_where: str = "") -> State:

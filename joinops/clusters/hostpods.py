@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from joinops.clusters.kube import KubeCluster
-from joinops.errors import ClusterConflict
+from joinops.errors import ClusterConflict, ClusterNotFound
 
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "joinops"}
 
@@ -30,10 +30,50 @@ def namespace(name: str) -> dict[str, Any]:
 
 
 def ensure_namespace(cluster: KubeCluster, name: str) -> None:
-    """Create the agent namespace unless it is there (or made meanwhile by a parallel check)."""
+    """Create the agent namespace unless it is there (or made meanwhile by a parallel check).
+    Read first: it is there for every pod but a cluster's first, and a create refused as a
+    conflict costs both sides a whole create, and the client an error, for nothing."""
     try:
-        cluster.call("create", f"namespaces/{name}", cluster.core.create_namespace, namespace(name))
+        cluster.call_json("get", f"namespaces/{name}", cluster.core.read_namespace, name)
+        return
+    except ClusterNotFound:
+        pass
+    try:
+        cluster.call_json(
+            "create", f"namespaces/{name}", cluster.core.create_namespace, namespace(name)
+        )
     except ClusterConflict:
+        pass
+
+
+def create_pod(cluster: KubeCluster, namespace: str, pod: dict[str, Any]) -> str:
+    """Create one of joinops's pods; its resourceVersion as created (a wait for it may watch
+    from there: it need not list first). One request when things are as usual, rather than a
+    delete, an ensure and a create every time: a pod of that name left by an interrupted
+    earlier run (409) is deleted, then the pod created; a namespace not made yet (404: the
+    first such pod in that cluster) is made, then the pod."""
+    name = pod["metadata"]["name"]
+    create = cluster.core.create_namespaced_pod
+    try:
+        return _version(cluster.call_json("create", f"pods/{name}", create, namespace, pod))
+    except ClusterConflict:
+        delete_pod(cluster, namespace, name)
+    except ClusterNotFound:
+        ensure_namespace(cluster, namespace)
+    return _version(cluster.call_json("create", f"pods/{name}", create, namespace, pod))
+
+
+def _version(created: dict[str, Any]) -> str:
+    return str((created.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def delete_pod(cluster: KubeCluster, namespace: str, name: str) -> None:
+    """Delete one of joinops's pods at once (no grace: it holds nothing to shut down); absent
+    is fine."""
+    delete = cluster.core.delete_namespaced_pod
+    try:
+        cluster.call_json("delete", f"pods/{name}", delete, name, namespace, grace_period_seconds=0)
+    except ClusterNotFound:
         pass
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -56,6 +57,7 @@ class KubeCluster:
         """`steady_seconds`: how long the reads `steady.py` names are kept (0: not at all)."""
         self.name = name
         self.steady = SteadyReads(steady_seconds)
+        self._facts = SteadyReads(0)  # `facts` as a whole: kept by a `keeping` view only
         retry_after.install(api_client, name, retry_after_cap)
         self.api_client = api_client
         self.timeout = timeout_seconds
@@ -87,6 +89,38 @@ class KubeCluster:
                 f"the answer to {verb} {resource} did not parse: "
                 f"{e.error_count()} field(s) invalid",
             ) from e
+
+    def call_json(
+        self, verb: str, resource: str, fn: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> dict[str, Any]:
+        """`call`, with the answer as plain JSON ({} when it is not an object), not built into
+        the client's model: for a write whose answer is not used as an object, or a read of a
+        field or two. Building a pod's model costs about what its request costs. Errors are
+        `call`'s."""
+
+        def plain(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            response = fn(*args, _preload_content=False, **kwargs)
+            try:
+                body = response.data
+            finally:
+                response.release_conn()
+            try:
+                answer = json.loads(body) if body else {}
+            except ValueError:
+                return {}
+            return answer if isinstance(answer, dict) else {}
+
+        return self.call(verb, resource, plain, *args, **kwargs)
+
+    def keeping(self) -> KubeCluster:
+        """A view of this client that keeps what it read of the cluster's settings and facts
+        (`version`, kubeadm-config, the API server's port, kubelet-config, `facts`,
+        `get_node`) for as long as its holder keeps it: a run's check and the join material
+        built from it (workers/runner.py), never across runs or requests. It shares this
+        client's connections."""
+        view = copy.copy(self)
+        view.steady = view._facts = SteadyReads(math.inf)
+        return view
 
     def _translate(self, verb: str, resource: str, e: ApiException) -> ClusterError:
         message = _status_message(e)
@@ -134,6 +168,10 @@ class KubeCluster:
         return Version.parse(info.git_version)
 
     def get_node(self, name: str) -> NodeFacts | None:
+        """The node's facts (None: no such node); kept only by a `keeping` view, as `facts`."""
+        return self._facts.get(f"nodes/{name}", lambda: self._read_node(name))
+
+    def _read_node(self, name: str) -> NodeFacts | None:
         try:
             node = self.call("get", f"nodes/{name}", self.core.read_node, name)
         except ClusterNotFound:
@@ -210,6 +248,12 @@ class KubeCluster:
         return parsed if isinstance(parsed, dict) else {}
 
     def facts(self) -> ClusterFacts:
+        """Version, endpoint, control planes, pod subnet: what the rules and the join material
+        read of a target (kept only by a `keeping` view: the control planes are never kept
+        otherwise)."""
+        return self._facts.get("facts", self._read_facts)
+
+    def _read_facts(self) -> ClusterFacts:
         kubeadm = self.kubeadm_cluster_configuration()
         return ClusterFacts(
             name=self.name,

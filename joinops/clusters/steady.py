@@ -28,6 +28,12 @@ after its home cluster was upgraded (tests/bot/test_loans.py,
 `test_a_return_a_version_no_longer_allows_is_not_attempted`, failed with it). Keeping reads only
 within one batch's planning, or re-reading them in the check right before the agent, would make
 it safe; until then the cut costs two or three requests per node.
+
+**Within one run, from the check into the join material** (`KubeCluster.keeping`, used by
+workers/run.py as workers/runner.py says): the join-material step's first attempt, right
+after the check in the same run, builds the material from the very reading the check judged —
+these reads, the target's facts (its control planes too) and the node's — instead of reading
+them again moments later. Any other step, a retry, and every other run or request read afresh.
 """
 
 from __future__ import annotations

@@ -57,8 +57,12 @@ class StepRecords:
     def save(self, request_id: str, record: StepRecord) -> None:
         self.redis.hset(PREFIX + request_id, record.step, json.dumps(asdict(record)))
 
-    def start(self, request_id: str, step: str) -> StepRecord:
-        record = self.get(request_id, step)
+    # `known`, below: the record as the writer has just read it (the runner, at a run's start
+    # and between its look at a step's record and the step's start), changed and saved
+    # without a second read.
+
+    def start(self, request_id: str, step: str, known: StepRecord | None = None) -> StepRecord:
+        record = known or self.get(request_id, step)
         record.outcome, record.started, record.finished = Outcome.RUNNING, self.clock(), 0.0
         record.attempts += 1
         record.message = ""
@@ -71,8 +75,10 @@ class StepRecords:
         self.save(request_id, record)
         return record
 
-    def remember(self, request_id: str, step: str, **data: Any) -> None:
-        record = self.get(request_id, step)
+    def remember(
+        self, request_id: str, step: str, *, known: StepRecord | None = None, **data: Any
+    ) -> None:
+        record = known or self.get(request_id, step)
         record.data.update(data)
         self.save(request_id, record)
 
