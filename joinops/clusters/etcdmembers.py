@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from joinops.clusters import hostpods, podstatus, watches
 from joinops.clusters.kube import KubeCluster
-from joinops.errors import ClusterError, ClusterNotFound
+from joinops.errors import ClusterError
 
 TIMEOUT_SECONDS = 120.0  # the pod's start and its etcdctl calls, image pull included
 POD_PREFIX = "joinops-etcd-members-"
@@ -164,7 +164,7 @@ def _run(
     name = POD_PREFIX + secrets.token_hex(4)
     body = _pod(pod, name, node, script(action))
     try:
-        _create(cluster, pod.namespace, name, body)
+        created = hostpods.create_pod(cluster, pod.namespace, body)
         ended = watches.wait_for(
             cluster,
             f"pods/{name}",
@@ -173,12 +173,16 @@ def _run(
             matches=lambda p: bool(p.status and p.status.phase in ("Succeeded", "Failed")),
             deadline=clock() + pod.timeout,
             clock=clock,
+            since=created or None,  # watched from its creation: no list first
             field_selector=f"metadata.name={name}",
         )
     except ClusterError as e:
         raise MembersUnreadable(f"the etcdctl pod on `{node}`: {e.detail}") from e
     finally:
-        _delete(cluster, pod.namespace, name)
+        try:
+            hostpods.delete_pod(cluster, pod.namespace, name)
+        except ClusterError:
+            pass  # the cluster is away: a finished pod holds nothing
     if ended is None:
         raise MembersUnreadable(
             f"the etcdctl pod on `{node}` did not end within {pod.timeout:.0f} s"
@@ -187,29 +191,6 @@ def _run(
     if ended.status.phase != "Succeeded":
         raise MembersUnreadable(f"etcdctl on `{node}`: {message or 'failed'}")
     return message
-
-
-def _create(cluster: KubeCluster, namespace: str, name: str, body: dict[str, Any]) -> None:
-    create = cluster.core.create_namespaced_pod
-    try:
-        cluster.call("create", f"pods/{name}", create, namespace, body)
-    except ClusterNotFound:  # the agent namespace is not there yet: made privileged
-        hostpods.ensure_namespace(cluster, namespace)
-        cluster.call("create", f"pods/{name}", create, namespace, body)
-
-
-def _delete(cluster: KubeCluster, namespace: str, name: str) -> None:
-    try:
-        cluster.call(
-            "delete",
-            f"pods/{name}",
-            cluster.core.delete_namespaced_pod,
-            name,
-            namespace,
-            grace_period_seconds=0,
-        )
-    except ClusterError:
-        pass  # gone already, or the cluster is away: a finished pod holds nothing
 
 
 def _pod(pod: EtcdPod, name: str, node: str, shell: str) -> dict[str, Any]:
