@@ -9,6 +9,7 @@ RQ's own scheduler keeps whole seconds and looks once a second.
 from __future__ import annotations
 
 import redis
+from redis.commands.core import Script
 
 CLAIM_AT_ONCE = 100  # members one sweep takes; the rest wait for the next sweep
 
@@ -23,6 +24,9 @@ return due
 class DueSet:
     def __init__(self, key: str) -> None:
         self.key = key
+        # the claim's script, made once: `register_script` hashes the text again each time,
+        # and a worker sweeps ten times a second (any connection can run it: `client=`)
+        self._claim: Script | None = None
 
     def add(self, connection: redis.Redis, member: str, at: float) -> None:
         """`member` is due at `at` (a Unix time); an earlier time for it is replaced."""
@@ -30,7 +34,9 @@ class DueSet:
 
     def claim_due(self, connection: redis.Redis, now: float) -> list[str]:
         """The members due by `now`, removed from the set: no other sweep sees them."""
-        claimed = connection.register_script(_CLAIM_DUE)(keys=[self.key], args=[now, CLAIM_AT_ONCE])
+        if self._claim is None:
+            self._claim = connection.register_script(_CLAIM_DUE)
+        claimed = self._claim(keys=[self.key], args=[now, CLAIM_AT_ONCE], client=connection)
         return [m.decode() if isinstance(m, bytes) else str(m) for m in claimed]
 
     def due_at(self, connection: redis.Redis, member: str) -> float | None:

@@ -11,7 +11,7 @@ from rq import SimpleWorker
 from joinops import logs, metrics
 from joinops.asking import CHECKS_QUEUE
 from joinops.clusters.kube import warm_up
-from joinops.queue import QUEUE, enqueue_due_rechecks
+from joinops.queue import QUEUE, sweep_rechecks
 from joinops.settings import Settings
 from workers import context, expiry
 from workers.context import EngineContext
@@ -65,7 +65,7 @@ def run_worker(
         ).start(),
         Periodic("joinops-expiry", expiry.SWEEP_SECONDS, lambda: expiry.sweep(ctx)).start(),
         Periodic(
-            "joinops-rechecks", RECHECK_SWEEP, lambda: enqueue_due_rechecks(ctx.redis, settings)
+            "joinops-rechecks", RECHECK_SWEEP, lambda: sweep_rechecks(ctx.redis, settings)
         ).start(),
     ]
     worker = _Worker(
