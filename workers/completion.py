@@ -13,6 +13,7 @@ the target's control-plane lock until then.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import urllib3
@@ -20,7 +21,7 @@ from kubernetes.client.exceptions import ApiException
 
 from joinops.clusters import etcdmembers, watches
 from joinops.clusters.kube import pod_running_ready
-from joinops.errors import ClusterError, ClusterRateLimited, ClusterUnreachable
+from joinops.errors import ClusterError, ClusterNotFound, ClusterRateLimited, ClusterUnreachable
 from joinops.requests import etcd_texts, outcome_texts, step_texts
 from joinops.requests.model import CONTROL_PLANE_LABEL, Role
 from joinops.rules.quorum import STATIC_COMPONENTS, mirror_pod_name
@@ -31,6 +32,7 @@ from workers.run import Run
 
 RETURN_MARGIN = 300.0  # seconds the wait outlasts the agent's own deadline, for its mark
 LOOK_FOR_MARK = 2.0  # seconds between looks at the agent's record while waiting
+SHORTEST_WATCH = 1.0  # seconds: a node watch is asked for at least this (so is any watch)
 
 
 def wait_joined(run: Run) -> str:
@@ -98,25 +100,53 @@ def wait_joined(run: Run) -> str:
 
 
 def _node_ready(run: Run, deadline: float) -> bool:
+    return _node_watch(run, _ready, deadline) is not None
+
+
+def _node_watch(run: Run, matches: Callable[[Any], bool], deadline: float) -> Any | None:
+    """The node once `matches`, from one watch asked with no resourceVersion: the API server
+    begins it with the node as it is now (a synthetic ADDED event: "get state and start at
+    most recent"), then its changes. One request where a list and then a watch took two, at
+    every re-check of the wait. It is asked for a second at least (as short a watch as
+    `watches` asks for), so that the node is looked at even when little time is left."""
     target, node = run.target, run.request.node
-    found = watches.wait_for(
+    return watches.wait_for(
         target,
         f"nodes/{node}",
         target.core.list_node,
-        matches=_ready,
-        deadline=deadline,
+        matches=matches,
+        deadline=max(deadline, run.ctx.clock() + SHORTEST_WATCH),
         clock=run.ctx.clock,
+        relist=_as_it_is_now,
         field_selector=f"metadata.name={node}",
     )
-    return found is not None
+
+
+def _as_it_is_now() -> tuple[list[Any], str]:
+    """Nothing listed, and no version: the watch itself brings the state as it is now."""
+    return [], ""
 
 
 def _node_ready_now(run: Run) -> bool:
+    """One look; a node not there yet is not Ready."""
+    conditions = _path(_node_now(run), "status", "conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def _node_now(run: Run) -> dict[str, Any]:
+    """The node as JSON ({}: not there yet): a GET, with no model built for a Node (large)."""
     target, node = run.target, run.request.node
-    listing = target.call(
-        "list", f"nodes/{node}", target.core.list_node, field_selector=f"metadata.name={node}"
-    )
-    return any(_ready(n) for n in listing.items or [])
+    try:
+        return target.call_json("get", f"nodes/{node}", target.core.read_node, node)
+    except ClusterNotFound:
+        return {}
+
+
+def _path(found: dict[str, Any], *keys: str) -> Any:
+    """`found[keys[0]][keys[1]]...`, or {} where a level is missing or null."""
+    for key in keys:
+        found = (found.get(key) if isinstance(found, dict) else None) or {}
+    return found
 
 
 def _control_plane_missing(run: Run, deadline: float) -> list[str]:
@@ -149,15 +179,13 @@ def _control_plane_missing(run: Run, deadline: float) -> list[str]:
         field_selector=f"spec.nodeName={node}",
     )
     missing = [] if pods_done else _pod_words({n for n in wanted if not ready.get(n)})
-    labelled = watches.wait_for(
-        target,
-        f"nodes/{node}",
-        target.core.list_node,
-        matches=lambda n: CONTROL_PLANE_LABEL in (n.metadata.labels or {}),
-        deadline=deadline if pods_done else run.ctx.clock() + 0.001,
-        clock=run.ctx.clock,
-        field_selector=f"metadata.name={node}",
-    )
+    if pods_done:
+        labelled = _node_watch(
+            run, lambda n: CONTROL_PLANE_LABEL in (n.metadata.labels or {}), deadline
+        )
+    else:  # one look
+        found = _node_now(run)
+        labelled = found if CONTROL_PLANE_LABEL in _path(found, "metadata", "labels") else None
     if labelled is None:
         missing.append(step_texts.missing_control_plane_label())
     if not missing and not external:

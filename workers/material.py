@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from joinops.clusters import watches
+from joinops.clusters import hostpods, watches
 from joinops.clusters.etcdmembers import external_etcd
 from joinops.clusters.hostpods import ensure_namespace
 from joinops.clusters.kube import KubeCluster
@@ -35,7 +35,7 @@ def create_token(
     if extra_group:
         groups = body["stringData"]["auth-extra-groups"]
         body["stringData"]["auth-extra-groups"] = f"{groups},{extra_group}"
-    target.call(
+    target.call_json(  # the answer is not used: no model built for it
         "create",
         f"secrets/{token.secret_name}",
         target.core.create_namespaced_secret,
@@ -50,8 +50,10 @@ def delete_token(target: KubeCluster, token_id: str) -> None:
 
 def wait_for_signature(
     target: KubeCluster, token_id: str, deadline: float, clock: Callable[[], float]
-) -> bool:
-    """Watch kube-public/cluster-info until it carries `jws-kubeconfig-<token_id>`."""
+) -> dict[str, str] | None:
+    """Watch kube-public/cluster-info until it carries `jws-kubeconfig-<token_id>`: its data
+    as then seen (the caller may check it further without reading it again), None at the
+    deadline."""
     key = f"jws-kubeconfig-{token_id}"
 
     def get_cluster_info() -> tuple[list[Any], str]:  # only get and watch are granted
@@ -78,7 +80,7 @@ def wait_for_signature(
         relist=get_cluster_info,
         field_selector="metadata.name=cluster-info",
     )
-    return found is not None
+    return None if found is None else dict(found.data or {})
 
 
 def upload_certs(
@@ -96,8 +98,7 @@ def upload_certs(
     A target with an external etcd (kubeadm-config's etcd.external) gets its ClusterConfiguration
     as `--config`, so the upload carries the etcd client certificates a control plane needs."""
     name = agent.upload_pod_name(request_id)
-    ensure_namespace(target, namespace)
-    delete_quietly(target, namespace, "pod", name)
+    ensure_namespace(target, namespace)  # for the Secret, made first
     config = target.kubeadm_cluster_configuration()
     data = {agent.CERT_KEY: certificate_key}
     if external_etcd(config):  # its client certificates must be uploaded too
@@ -111,8 +112,12 @@ def upload_certs(
         with_config=agent.KUBEADM_CONFIG_KEY in data,
     )
     try:
-        target.call("create", f"pods/{name}", target.core.create_namespaced_pod, namespace, pod)
-        phase, message = wait_for_pod_end(target, namespace, name, clock() + timeout, clock)
+        # one left by an interrupted earlier attempt is replaced (`create_pod`); watched from
+        # its creation, with no list first
+        created = hostpods.create_pod(target, namespace, pod)
+        phase, message = wait_for_pod_end(
+            target, namespace, name, clock() + timeout, clock, since=created
+        )
     finally:
         delete_quietly(target, namespace, "pod", name)
         delete_quietly(target, namespace, "secret", name)
@@ -124,9 +129,15 @@ def upload_certs(
 
 
 def wait_for_pod_end(
-    cluster: KubeCluster, namespace: str, name: str, deadline: float, clock: Callable[[], float]
+    cluster: KubeCluster,
+    namespace: str,
+    name: str,
+    deadline: float,
+    clock: Callable[[], float],
+    since: str = "",
 ) -> tuple[str, str]:
-    """Watch one pod until it Succeeded or Failed; ('', '') at the deadline."""
+    """Watch one pod until it Succeeded or Failed; ('', '') at the deadline. `since`: the
+    resourceVersion its create answered (watched from there; "": listed first)."""
     pod = watches.wait_for(
         cluster,
         f"pods/{name}",
@@ -135,6 +146,7 @@ def wait_for_pod_end(
         matches=lambda p: bool(p.status and p.status.phase in ("Succeeded", "Failed")),
         deadline=deadline,
         clock=clock,
+        since=since or None,
         field_selector=f"metadata.name={name}",
     )
     if pod is None:
@@ -156,20 +168,21 @@ def put_secret(
     body = agent.secret(namespace, name, data, secret_labels)
     create = cluster.core.create_namespaced_secret
     try:
-        cluster.call("create", f"secrets/{name}", create, namespace, body)
+        cluster.call_json("create", f"secrets/{name}", create, namespace, body)
     except ClusterConflict:
         delete_quietly(cluster, namespace, "secret", name)
-        cluster.call("create", f"secrets/{name}", create, namespace, body)
+        cluster.call_json("create", f"secrets/{name}", create, namespace, body)
 
 
 def delete_quietly(cluster: KubeCluster, namespace: str, kind: str, name: str) -> None:
-    """Delete a namespaced pod or secret; absent is fine."""
+    """Delete a namespaced pod or secret; absent is fine. The answer (the object as deleted)
+    is not built into the client's model: nothing reads it."""
     calls: dict[str, Any] = {
         "pod": cluster.core.delete_namespaced_pod,
         "secret": cluster.core.delete_namespaced_secret,
     }
     try:
-        cluster.call(
+        cluster.call_json(
             "delete", f"{kind}s/{name}", calls[kind], name, namespace, grace_period_seconds=0
         )
     except ClusterNotFound:

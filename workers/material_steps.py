@@ -34,7 +34,8 @@ TOKEN_SIGNED_WITHIN = 60.0  # seconds the target's bootstrap signer may take to 
 
 
 def prepare_join_material(run: Run) -> str:
-    undo_join_material(run)  # an interrupted earlier attempt's token is never reused
+    if _made_before(run):
+        undo_join_material(run)  # an interrupted earlier attempt's token is never reused
     target, timeouts = run.target, run.ctx.settings.timeouts
     facts = target.facts()
     try:
@@ -124,6 +125,14 @@ def _host_facts(run: Run) -> hostprobe.HostFacts:
     return host
 
 
+def _made_before(run: Run) -> bool:
+    """Could an earlier attempt have made any of this request's material? Not before it
+    minted a token: the token's id is remembered before anything is created, and the agent's
+    Secret and the return material are made after it. Then there is nothing to delete."""
+    memory = run.memory("join-material")
+    return bool(memory.get("minted_ids") or memory.get("token_ids"))
+
+
 def _carried(run: Run) -> dict[str, Any]:
     """The node's own labels and taints to carry over ({} when the option is off), read from
     the source once, before anything changes."""
@@ -193,12 +202,17 @@ def delete_tokens(run: Run, every: bool = False) -> None:
     return_material.delete_return_tokens(run)  # the source's, by their ids: on every ending
 
 
-def fresh_material(run: Run) -> None:
-    """Join material good until the join can finish, whose token this process knows."""
-    if _material_stale(run) or not _token_usable(run):
+def fresh_material(run: Run) -> dict[str, str]:
+    """Join material good until the join can finish, whose token this process knows. The
+    target's cluster-info as just seen signed for that token: the agent step's last check of
+    it (workers.preflight) need not read it again right after."""
+    seen = None if _material_stale(run) else _signed_cluster_info(run)
+    if seen is None:
         prepare_join_material(run)
-        if not _token_usable(run):
+        seen = _signed_cluster_info(run)
+        if seen is None:
             raise PermanentError(step_texts.token_not_signed(run.request.target))
+    return seen
 
 
 def _material_stale(run: Run) -> bool:
@@ -213,8 +227,9 @@ def _material_stale(run: Run) -> bool:
     return float(uploaded) + KUBEADM_CERTS_LIFETIME.total_seconds() < now + join + 300
 
 
-def _token_usable(run: Run) -> bool:
-    """Is the target's cluster-info signed for our token, as the joining node will check?
+def _signed_cluster_info(run: Run) -> dict[str, str] | None:
+    """The target's cluster-info once signed for our token, as the joining node will check
+    (None: not signed within `TOKEN_SIGNED_WITHIN`).
 
     The bootstrap signer signs it shortly after the token Secret appears and drops the
     signature when the token goes; waiting for it needs no right to read Secrets.

@@ -140,8 +140,7 @@ def start_agent(run: Run) -> str:
     sent_before = _agent_sent_before(run)
     try:
         if not sent_before:
-            fresh_material(run)
-            _preflight(run)
+            _preflight(run, fresh_material(run))
         hostpods.ensure_namespace(run.source, run.namespace)
     except Exception:
         if not sent_before:
@@ -279,16 +278,20 @@ def _annotate(run: Run, request_id: str | None) -> None:
         pass
 
 
-def _preflight(run: Run) -> None:
-    """The quorum guard and cluster-info again, as late as possible (workers.preflight)."""
+def _preflight(run: Run, cluster_info: dict[str, str] | None) -> None:
+    """The quorum guard and cluster-info again, as late as possible (workers.preflight).
+    `cluster_info`: as the material's freshness check saw it a moment ago; read again when
+    the quorum guard ran in between (its etcdctl pod takes seconds)."""
     request = run.request
     if request.from_control_plane and not request.destroys_source:
         etcd_pod = EtcdPod(run.namespace, run.ctx.settings.agent.image)
         preflight.check_quorum(run.source, request.node, request.source, etcd_pod)
+        cluster_info = None
     memory = run.memory("join-material")
     token_id = str(memory.get("token_id", ""))
     token = run.token if run.token is not None and run.token.id == token_id else None
-    preflight.check_cluster_info(run.target, token_id, token, list(memory.get("ca_hashes", [])))
+    pinned = list(memory.get("ca_hashes", []))
+    preflight.check_cluster_info(run.target, token_id, token, pinned, cluster_info)
 
 
 def _agent_not_started(run: Run) -> None:

@@ -41,12 +41,17 @@ def check_quorum(source: KubeCluster, node: str, source_name: str, etcd_pod: Etc
 
 
 def check_cluster_info(
-    target: KubeCluster, token_id: str, token: BootstrapToken | None, pinned: list[str]
+    target: KubeCluster,
+    token_id: str,
+    token: BootstrapToken | None,
+    pinned: list[str],
+    seen: dict[str, str] | None = None,
 ) -> None:
     """`token`: None in a run resumed by another process (the secret half is never stored):
-    then only the presence of the token's signature can be checked."""
+    then only the presence of the token's signature can be checked. `seen`: cluster-info's
+    data as read a moment before in the same step (None: read it now)."""
     try:
-        info = capins.read(target)
+        info = capins.read(target) if seen is None else capins.parse(target.name, seen)
     except capins.ClusterInfoProblem as e:
         raise PermanentError(str(e)) from e
     signed = info.signed_for(token) if token is not None else token_id in info.signatures

@@ -38,6 +38,12 @@ def ensure_namespace(cluster: KubeCluster, name: str) -> None:
         return
     except ClusterNotFound:
         pass
+    create_namespace(cluster, name)
+
+
+def create_namespace(cluster: KubeCluster, name: str) -> None:
+    """Create the agent namespace, unread first: for when a create in it was just answered
+    that it is not there (404). One made meanwhile by a parallel run (409) is fine."""
     try:
         cluster.call_json(
             "create", f"namespaces/{name}", cluster.core.create_namespace, namespace(name)
@@ -59,7 +65,7 @@ def create_pod(cluster: KubeCluster, namespace: str, pod: dict[str, Any]) -> str
     except ClusterConflict:
         delete_pod(cluster, namespace, name)
     except ClusterNotFound:
-        ensure_namespace(cluster, namespace)
+        create_namespace(cluster, namespace)
     return _version(cluster.call_json("create", f"pods/{name}", create, namespace, pod))
 
 

@@ -66,7 +66,10 @@ KILL_POINTS = {
     "probe": KillPoint("clusterA", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods", "POST", 2),
     "cordon": KillPoint("clusterA", f"/api/v1/nodes/{NODE}", "PATCH"),
     "agent": KillPoint("clusterA", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods", "POST", 3),
-    "wait-joined": KillPoint("clusterB", "/api/v1/nodes?fieldSelector=metadata.name", "GET"),
+    # the watch for the node, asked with no resourceVersion (it begins with the node as it is)
+    "wait-joined": KillPoint(
+        "clusterB", "/api/v1/nodes?allowWatchBookmarks=true&fieldSelector=metadata.name", "GET"
+    ),
     "cleanup": KillPoint("clusterA", f"/api/v1/nodes/{NODE}", "DELETE"),
 }
 
