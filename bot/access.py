@@ -49,6 +49,9 @@ DECISIONS = {APPROVE_ACTION: "approve", REJECT_ACTION: "reject"}
 
 
 SETTLE = "joinops_settle_access"  # bolt context: the check to finish after the ack
+# bolt context: the command's text as parsed here (a Command, or the GrammarError), so that the
+# listener does not parse it again: the ack's CPU is the next acks' (issue #34)
+PARSED = "joinops_parsed_command"
 ClickListener = Callable[[Callable[..., None], dict[str, Any], Any], None]
 
 
@@ -90,7 +93,9 @@ class Access:
     def _command(
         self, body: dict[str, Any], context: BoltContext, next: Callable[[], BoltResponse]
     ) -> BoltResponse:
-        command = _parse(payloads.command_text(body), self.ctx.clusters.names_to_parse)
+        outcome = parse_outcome(payloads.command_text(body), self.ctx.clusters.names_to_parse)
+        context[PARSED] = outcome
+        command = None if isinstance(outcome, grammar.GrammarError) else outcome
         if isinstance(command, parsed.Help):
             return next()
         user, channel = str(body["user_id"]), str(body["channel_id"])
@@ -295,11 +300,12 @@ def _already_acked(*args: Any, **kwargs: Any) -> None:
     """The ack a listener calls when `settled_first` acknowledged its click already."""
 
 
-def _parse(text: str, known: list[str]) -> parsed.Command | None:
+def parse_outcome(text: str, known: list[str]) -> parsed.Command | grammar.GrammarError:
+    """`text` parsed, or why it does not parse (kept in bolt's context under `PARSED`)."""
     try:
         return grammar.parse(text, known)
-    except grammar.GrammarError:
-        return None
+    except grammar.GrammarError as e:
+        return e.with_traceback(None)  # kept for the request's life: no frames held
 
 
 def _about(command: parsed.Command | None) -> dict[str, str]:

@@ -35,7 +35,7 @@ import redis
 from slack_bolt.context import BoltContext
 
 from bot import batch_record, grammar, loans, parsed, payloads
-from bot.access import SETTLE
+from bot.access import PARSED, SETTLE, parse_outcome
 from bot.batch import KIND as BATCH
 from bot.batch import Batches
 from bot.changes import Changes
@@ -141,10 +141,11 @@ class SlashCommands:
         respond: Respond,
         context: BoltContext,
     ) -> None:
-        try:
-            typed = grammar.parse(str(command.get("text") or ""), self.ctx.clusters.names_to_parse)
-        except grammar.GrammarError as e:
-            ack_with(ack, e.reply)
+        typed = context.get(PARSED)  # the access middleware's parse (bot/access.py)
+        if typed is None:
+            typed = parse_outcome(payloads.command_text(command), self.ctx.clusters.names_to_parse)
+        if isinstance(typed, grammar.GrammarError):
+            ack_with(ack, typed.reply)
             return
         problem = loans.loan_problem(typed, self.ctx.settings.policy)
         if problem is not None:
@@ -172,16 +173,20 @@ class SlashCommands:
         self, job: PostAckJob, respond: Respond, settle: Callable[[], str | None] | None
     ) -> None:
         """After the ack: the access check settled if it was left so, then the job handed on."""
-        inv = Invocation(job.user, job.channel, respond)
+
+        def store_lost(e: redis.RedisError) -> None:  # an outage, not a bug: said as such
+            log.warning("/join: the state store stopped answering: %s", e)
+            Invocation(job.user, job.channel, respond).tell(access_texts.store_lost_midway())
+
         try:
             refusal = settle() if settle is not None else None
-            if refusal is not None:
-                inv.tell(refusal)
-                return
-            self.hand_off(job)
-        except redis.RedisError as e:  # an outage, not a bug: said as such
-            log.warning("/join: the state store stopped answering: %s", e)
-            inv.tell(access_texts.store_lost_midway())
+        except redis.RedisError as e:
+            store_lost(e)
+            return
+        if refusal is not None:
+            Invocation(job.user, job.channel, respond).tell(refusal)
+            return
+        self.hand_off(job, store_lost)  # told, not raised, when the job could not be queued
 
     # ---- the work after the ack (the post-ack process, or this one) ---------------------------
 
