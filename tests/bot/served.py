@@ -34,6 +34,21 @@ def healthy(url: str) -> bool:
 STOP_SECONDS = 150  # SIGTERM to exit: the longest Slack retry the bot waits out, and a margin
 
 
+def served_env(config: Path, sim: SlackSim, redis_url: str, secret: str = SECRET) -> dict[str, str]:
+    """The environment of a `joinops serve` in HTTP mode against `sim` (no app token: not
+    Socket Mode), signing with `secret`."""
+    env = {
+        **os.environ,
+        "JOINOPS_CONFIG": str(config),
+        "REDIS_URL": redis_url,
+        "SLACK_BOT_TOKEN": sim.token,
+        "SLACK_SIGNING_SECRET": secret,
+        "SLACK_API_URL": sim.api_url,
+    }
+    env.pop("SLACK_APP_TOKEN", None)
+    return env
+
+
 class ServedBot:
     """`joinops serve --http` started and awaited until it answers /healthz; with `socket`,
     `joinops serve --health-port N` in Socket Mode, awaited until /livez answers (`url` is then
@@ -52,15 +67,7 @@ class ServedBot:
         """`health`: HTTP mode with `--health-port` too (`health_url`)."""
         self.log = log
         self.url = f"http://127.0.0.1:{free_port()}"
-        env = {
-            **os.environ,
-            "JOINOPS_CONFIG": str(config),
-            "REDIS_URL": redis_url,
-            "SLACK_BOT_TOKEN": sim.token,
-            "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": sim.api_url,
-        }
-        env.pop("SLACK_APP_TOKEN", None)
+        env = served_env(config, sim, redis_url)
         port = self.url.rsplit(":", 1)[1]
         args = ["serve", "--http", "--host", "127.0.0.1", "--port", port]
         self.health_url = f"http://127.0.0.1:{free_port()}" if health else ""

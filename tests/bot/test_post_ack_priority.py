@@ -16,8 +16,8 @@ import pytest
 
 from cli import main
 from slacksim.server import SlackSim
-from tests.bot.harness import SECRET, until
-from tests.bot.served import STOP_SECONDS, free_port, healthy
+from tests.bot.harness import until
+from tests.bot.served import STOP_SECONDS, free_port, healthy, served_env
 from tests.support.clusters import write_config
 
 
@@ -30,15 +30,7 @@ def post_ack_process(
     session of its own, as a pod's container is a group of its own: the kernel weighs the
     post-ack process against the acks only, not against this test run's busy workers."""
     port = free_port()
-    env = {
-        **os.environ,
-        "JOINOPS_CONFIG": str(config),
-        "REDIS_URL": redis_url,
-        "SLACK_BOT_TOKEN": sim.token,
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": sim.api_url,
-    }
-    env.pop("SLACK_APP_TOKEN", None)
+    env = served_env(config, sim, redis_url)
     args = ["serve", "--http", "--host", "127.0.0.1", "--port", str(port), *priority]
     served = subprocess.Popen(
         [sys.executable, "-m", "cli", *args],

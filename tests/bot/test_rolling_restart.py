@@ -12,11 +12,10 @@ of it yet sends it.
 
 from __future__ import annotations
 
-import os
-
 from bench.rolling import DRAIN, LATE, NODES, RATE, SECONDS, SECRET, SPEED, restart_under_stream
 from slacksim.server import SlackSim
 from slacksim.tiers import Tiers
+from tests.bot.served import served_env
 from tests.support.clusters import write_config
 from tests.support.engine import start_worker, stop_worker
 
@@ -35,15 +34,7 @@ def test_a_rolling_restart_under_ten_joins_a_second_loses_and_doubles_nothing(
     workers = [start_worker(config, redis_url, tmp_path / f"worker-{i}.log") for i in (1, 2)]
     try:
         with SlackSim(tiers=Tiers(SPEED)) as sim:
-            env = {
-                **os.environ,
-                "JOINOPS_CONFIG": str(config),
-                "REDIS_URL": redis_url,
-                "SLACK_BOT_TOKEN": sim.token,
-                "SLACK_SIGNING_SECRET": SECRET,
-                "SLACK_API_URL": sim.api_url,
-            }
-            env.pop("SLACK_APP_TOKEN", None)
+            env = served_env(config, sim, redis_url, SECRET)
             outcome = restart_under_stream(
                 env, sim, nodes, tmp_path, rate=RATE, seconds=SECONDS, drain=DRAIN
             )
