@@ -320,9 +320,9 @@ class Env:
             self._server = None
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """Every text of a Slack message: its `text` and each `text` string inside its blocks."""
-    texts: list[str] = [str(message.get("text") or "")]
+def block_texts(blocks: Any) -> list[str]:
+    """Each `text` string inside Block Kit blocks, in order (sections, fields, buttons...)."""
+    texts: list[str] = []
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
@@ -334,5 +334,10 @@ def message_text(message: dict[str, Any]) -> str:
             for item in node:
                 walk(item)
 
-    walk(message.get("blocks") or [])
-    return "\n".join(texts)
+    walk(blocks)
+    return texts
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Every text of a Slack message: its `text` and each `text` string inside its blocks."""
+    return "\n".join([str(message.get("text") or ""), *block_texts(message.get("blocks") or [])])

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import redis
 
+from bench.support import block_texts
 from bot.app import build_app, build_context
 from bot.arrivals import ArrivalWatcher
 from bot.availability import StoreProbe, StoreWatch
@@ -78,20 +79,7 @@ def text_of(message: dict[str, Any]) -> str:
     """Every text inside a message's blocks, one per line (its `text` when it has no blocks)."""
     if not message.get("blocks"):
         return str(message.get("text") or "")
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("text"), str):
-                found.append(node["text"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(message.get("blocks") or [])
-    return "\n".join(found)
+    return "\n".join(block_texts(message["blocks"]))
 
 
 def buttons(message: dict[str, Any]) -> list[tuple[str, str]]:
