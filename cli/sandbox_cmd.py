@@ -262,6 +262,17 @@ class _Stop:
         self._starting = True
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, self._handle)
+        self._unraisable = sys.unraisablehook
+        sys.unraisablehook = self._unraisable_interrupt
+
+    def _unraisable_interrupt(self, unraisable: Any) -> None:
+        """The KeyboardInterrupt can land where Python cannot raise it (a weakref callback of the
+        import machinery, a __del__): Python then prints it as a traceback and carries on. The
+        stop is recorded already, so the start-up ends and the sandbox stops at once: no
+        traceback for the user to read."""
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and self.requested.is_set():
+            return
+        self._unraisable(unraisable)
 
     def started(self) -> None:
         self._starting = False
