@@ -162,9 +162,10 @@ class HttpServer:
 
 
 def _answering(server: Any) -> bool:
-    """Is a request being read, worked on or written on any of waitress's connections?"""
+    """Is a request being read, worked on or written on any of waitress's connections? (An idle
+    kept-alive connection is none of these: waitress's `request` is the one being read.)"""
     channels = list(server.active_channels.values())
-    return any(c.requests or c.current_request is not None or c.total_outbufs_len for c in channels)
+    return any(c.request is not None or c.requests or c.total_outbufs_len for c in channels)
 
 
 def run(

@@ -3,6 +3,7 @@ without what its mode needs."""
 
 from __future__ import annotations
 
+import socket
 import urllib.error
 import urllib.request
 
@@ -25,6 +26,29 @@ def test_serve_http_answers_slack_and_stops_on_sigterm(world, sim, redis_url, tm
     finally:
         code = bot.terminate()
     assert code == 0, bot.log.read_text()
+
+
+def test_a_stop_while_a_connection_is_kept_alive_ends_cleanly(world, sim, redis_url, tmp_path):
+    """Load balancers and Slack's own client keep a connection open between requests; waitress
+    holds such a connection with no request on it. The stop waits for requests being answered,
+    and an idle connection is none: exit 0, no traceback (the stop once tripped over it)."""
+    bot = ServedBot(write_config(world, tmp_path), sim, redis_url, tmp_path / "serve.log")
+    host, port = bot.url.removeprefix("http://").rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=30) as kept:
+            kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: joinops\r\n\r\n")
+            answer = b""
+            while not answer.endswith(b"ok"):  # the answer read: the connection is now idle
+                chunk = kept.recv(4096)
+                assert chunk, answer
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 200")
+            code = bot.terminate()
+    finally:
+        bot.stop()
+    log = bot.log.read_text()
+    assert code == 0, log
+    assert "Traceback" not in log, log
 
 
 def test_serve_refuses_to_start_without_what_its_mode_needs(world, tmp_path, monkeypatch, capsys):
