@@ -115,13 +115,15 @@ def build_app(
         request_verification_enabled=True,
         listener_executor=executor,
     )
-    app.use(middleware.drop_slack_retries)
-    app.use(middleware.refuse_malformed)
-    app.use(middleware.answer_in_thread)
-    app.use(middleware.keep_to_limits)
     watch = store_watch or StoreWatch(StoreProbe(settings.secrets.redis_url))
-    app.use(StoreCheck(watch, settings.cluster_names, executor).check)
-    app.use(Access(ctx, executor).check)
+    for function in (
+        middleware.drop_slack_retries,
+        middleware.answer_in_thread,
+        middleware.keep_to_limits,
+        StoreCheck(watch, settings.cluster_names, executor).check,
+        Access(ctx, executor).check,
+    ):
+        app.use(middleware.Direct(function))
     commands = SlashCommands(ctx, work_pool, hand_off)
     approval = Approval(ctx)
     app.command(COMMAND)(commands.on_command)

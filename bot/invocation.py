@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,6 +63,14 @@ def run_logged(work: Callable[..., object], inv: Invocation, command: object) ->
 def ack_with(ack: Callable[..., None], text: str | None) -> None:
     """Acknowledge, with an immediate answer only the user sees when there is one."""
     if text:
-        ack(text=text, blocks=render_blocks.reply(text), response_type="ephemeral")
+        ack(text=text, blocks=_ack_blocks(text), response_type="ephemeral")
     else:
         ack()
+
+
+@functools.lru_cache(maxsize=256)
+def _ack_blocks(text: str) -> tuple[dict[str, Any], ...]:
+    """An ack's blocks as the JSON they become, built once a text: most acks repeat one (help,
+    a typo's answer, "Checking `node` …"), and building and validating the Block Kit objects
+    cost `/join help` a sixth of its CPU. Read-only: bolt serialises them as they are."""
+    return tuple(block.to_dict() for block in render_blocks.reply(text))

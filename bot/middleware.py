@@ -1,14 +1,20 @@
 """Cross-cutting concerns, one small middleware each, run after bolt's own (which verifies the
-signature and timestamp first: a bad or stale request never reaches these)."""
+signature and timestamp first: a bad or stale request never reaches these).
+
+A malformed payload never reaches them: both transports refuse it before bolt sees it
+(bot/http.py with a 400, bot/socket_mode.py with an ack and a log line), since bolt's own
+middleware would trip over some (an empty `actions`)."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
 from slack_bolt.context import BoltContext
+from slack_bolt.middleware import Middleware
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
@@ -16,6 +22,38 @@ from bot import payloads, slack_limits
 from bot.render import blocks as render_blocks
 
 log = logging.getLogger(__name__)
+
+Next = Callable[[], BoltResponse]
+_ARGUMENTS: dict[str, Callable[[BoltRequest, Next], Any]] = {
+    "body": lambda req, next: req.body,
+    "context": lambda req, next: req.context,
+    "respond": lambda req, next: req.context.respond,
+    "request": lambda req, next: req,
+    "next": lambda req, next: next,
+}
+
+
+class Direct(Middleware):
+    """A middleware function of the bot's, given the arguments it names (those of
+    `_ARGUMENTS`), looked up once. `app.use(function)` would wrap it in bolt's
+    `CustomMiddleware`, which builds every argument bolt knows on each call — a dozen payload
+    lookups — only to pass the few the function names: for the bot's six that was a tenth of an
+    ack's CPU (docs/benchmarks.md, "The acking process's own share")."""
+
+    def __init__(self, func: Callable[..., BoltResponse | None]) -> None:
+        names = list(inspect.signature(func).parameters)
+        unknown = [name for name in names if name not in _ARGUMENTS]
+        if unknown:
+            raise TypeError(f"{func.__qualname__}: no such middleware argument: {unknown}")
+        self.func = func
+        self._arguments = [(name, _ARGUMENTS[name]) for name in names]
+
+    def process(self, *, req: BoltRequest, resp: BoltResponse, next: Next) -> BoltResponse | None:
+        return self.func(**{name: given(req, next) for name, given in self._arguments})
+
+    @property
+    def name(self) -> str:
+        return f"Direct({self.func.__qualname__})"
 
 
 def drop_slack_retries(
@@ -45,7 +83,9 @@ def answer_in_thread(
 ) -> BoltResponse | None:
     """A click on a message inside a thread is answered in that thread, not at the channel's
     root: every `respond` of the click gets the thread's ts unless it names one itself."""
-    respond = context.get("respond")
+    respond = (
+        context.respond
+    )  # bolt's, made on first use (bolt's own injection made it for every middleware)
     thread = payloads.clicked_in_thread(body)
     if respond is not None and thread:
 
@@ -61,7 +101,9 @@ def keep_to_limits(context: BoltContext, next: Callable[[], BoltResponse]) -> Bo
     """Every `respond` of a command or a click within Slack's limits, as the Web API calls are
     (`slack_limits.outgoing`): a `text` too long is cut; blocks Slack would refuse are not sent
     — logged, and `OverLimits` raised to the caller as Slack's refusal would be."""
-    respond = context.get("respond")
+    respond = (
+        context.respond
+    )  # bolt's, made on first use (bolt's own injection made it for every middleware)
     if respond is not None:
 
         def within(text: Any = "", blocks: Any = None, **kwargs: Any) -> Any:
@@ -76,15 +118,6 @@ def keep_to_limits(context: BoltContext, next: Callable[[], BoltResponse]) -> Bo
             return respond(text=checked["text"], blocks=blocks, **kwargs)
 
         context["respond"] = within
-    return next()
-
-
-def refuse_malformed(body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse | None:
-    """A signed but malformed payload gets a 400 with the reason, never a traceback."""
-    problem = payloads.problem(body)
-    if problem is not None:
-        log.warning("refused a malformed request: %s", problem)
-        return BoltResponse(status=400, body=problem)
     return next()
 
 
