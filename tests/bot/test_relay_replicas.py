@@ -87,16 +87,19 @@ def test_two_replicas_one_relay_every_reply_once_in_order_across_a_handover(bot)
 
     for request in requests:
         replies = threads[request.id]
-        places = [int(m.group(1)) for r in replies if (m := re.search(r"Step (\d)/8", r))]
-        assert places == list(range(1, 9)), replies  # each step's reply once, in order
+        # a reply posted while the channel's budget held it back carries the steps that ended
+        # meanwhile as lines of its own (bot/step_replies.py): count step lines, not replies
+        places = [int(n) for r in replies for n in re.findall(r"Step (\d)/8", r)]
+        assert places == list(range(1, 9)), replies  # each step once, in order
         assert all(r.startswith(":white_check_mark: Step ") for r in replies[:-1]), replies
-        assert len(replies) == 9 and replies[-1].startswith(":tada:"), replies
+        assert replies[-1].startswith(":tada:"), replies
     posted = [
         c
         for c in bot.sim.calls_to("chat.postMessage")
         if c.params.get("thread_ts") in {r.message_ts for r in requests}
     ]
-    assert len(posted) == 9 * len(requests)  # nothing posted twice, edits aside
+    # nothing posted twice (edits aside): one post per reply the threads show
+    assert len(posted) == sum(len(threads[r.id]) for r in requests)
 
 
 def _announcements(bot: BotHarness) -> list[dict]:
