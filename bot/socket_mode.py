@@ -12,6 +12,8 @@ extra package), with what it lacks for a bot that must stay up.
   the envelopes it is handling (their acks go back on this link) before it `stop`s: an envelope
   Slack sends in the moment between the two is not acked, and Slack sends it again on another
   replica's link.
+- Closing never hangs (`close_client`): the SDK's own `close()` can wait forever for its
+  reading thread (a race in slack_sdk 3.48, below).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ log = logging.getLogger(__name__)
 
 HANDLED_TYPES = frozenset({"slash_commands", "interactive", "events_api"})
 PING_INTERVAL = 10.0  # seconds between the client's pings; a silent link is replaced after 4
+CLOSE_SECONDS = 5.0  # the most a close waits for the SDK's reading thread
 
 
 class SocketModeBot:
@@ -85,19 +88,7 @@ class SocketModeBot:
         self.close()
 
     def close(self) -> None:
-        """Stop at once: the SDK's receiving thread otherwise sits in recv until its 3 s
-        timeout; shutting the socket down (no reconnect wanted) wakes it."""
-        client = self.client
-        client.auto_reconnect_enabled = False
-        client.current_session_state.terminated = True
-        session = client.current_session
-        sock = getattr(session, "sock", None)
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # already gone
-        self.handler.close()
+        close_client(self.client)  # what bolt's handler.close() does, without its hang
         self._mark_down()
 
     def down_for(self) -> float | None:
@@ -186,3 +177,35 @@ class SocketModeBot:
             message.get("type"),
         )
         client.send_socket_mode_response(SocketModeResponse(envelope_id=envelope_id))
+
+
+def close_client(client: SocketModeClient, timeout: float = CLOSE_SECONDS) -> None:
+    """Close slack_sdk's built-in client at once and for sure.
+
+    Its `close()` joins the thread that reads the link, with no timeout, and that thread's read
+    ends only when the session's state says `terminated`. But each time that thread begins a
+    read of a live session it sets the flag back to False (slack_sdk 3.48,
+    `_run_current_session`): a close that lands between two reads — on a busy machine the gap
+    is long enough; a CI run hung on it — sets the flag, the thread clears it, the link then
+    goes, and the thread waits on a dead link forever. So: the thread may begin no further read
+    (its runner's event), the flag is held set and the socket shut down (which also wakes a read
+    sitting in recv, otherwise for up to 3 s) until the thread ends, and only then the SDK's own
+    close, which finds it gone. A thread still there after `timeout` is left behind (a daemon)
+    rather than waited for."""
+    client.auto_reconnect_enabled = False
+    runner = client.current_session_runner
+    runner.event.set()  # no read after the one under way
+    deadline = time.monotonic() + timeout
+    while runner.is_alive() and time.monotonic() < deadline:
+        client.current_session_state.terminated = True
+        sock = getattr(client.current_session, "sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already gone
+        runner.thread.join(0.05)
+    if runner.is_alive():
+        log.warning("Socket Mode: the SDK's reading thread did not end; left behind")
+        runner.thread = None  # type: ignore[assignment]  # else the SDK's close joins it
+    client.close()

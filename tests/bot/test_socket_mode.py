@@ -5,9 +5,14 @@ link or asks for a refresh; envelopes it does not handle are acked, never fatal.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 import pytest
+from slack_sdk import WebClient
+from slack_sdk.socket_mode.builtin import SocketModeClient
 
+from bot.socket_mode import close_client
 from joinops.requests.lifecycle import State
 from tests.bot.harness import APPROVER, REQUESTER, buttons, text_of, until
 
@@ -101,3 +106,31 @@ def test_envelopes_the_bot_does_not_handle_are_acked_and_logged(bot, caplog):
 
     ack, _ = bot.socket_slash("help")  # still serving: the answer comes in the ack
     assert "moves Kubernetes nodes" in text_of(ack["payload"])
+
+
+def test_a_close_the_sdks_reading_thread_raced_still_returns(sim):
+    """slack_sdk 3.48's `close()` sets the session's `terminated` flag, closes the link, then
+    waits with no timeout for the thread that reads it; but that thread, each time it begins a
+    read of a live link, sets the flag back to False. A close held up between its first two
+    moves (a busy machine; a CI run hung so, the thread asleep in its read loop and the close
+    joining it) lets the thread begin a read and clear the flag, and that read then waits for a
+    flag nobody sets. Here the close is held up just there: its `disconnect` waits (up to 2 s)
+    until the thread has begun its next read."""
+    web = WebClient(token=sim.token, base_url=sim.api_url, timeout=5)
+    client = SocketModeClient(app_token=sim.app_token, web_client=web, auto_reconnect_enabled=False)
+    client.connect()
+    sim.socket.wait_connected()
+    disconnect = client.disconnect
+
+    def held_up() -> None:  # the closing thread descheduled between the flag and the link
+        deadline = time.monotonic() + 2.0
+        while client.current_session_state.terminated and time.monotonic() < deadline:
+            time.sleep(0.01)
+        disconnect()
+
+    client.disconnect = held_up  # type: ignore[method-assign]
+    closing = threading.Thread(target=close_client, args=(client,), name="test-close")
+    closing.start()
+    closing.join(30)
+    assert not closing.is_alive(), "the close waited on the SDK's reading thread"
+    assert not client.current_session_runner.is_alive()
