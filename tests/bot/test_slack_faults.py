@@ -123,7 +123,13 @@ def test_slack_failing_for_a_while_delays_replies_but_keeps_them_in_order_and_on
     # the last injected failures): what the relay took on is done before faults are counted
     assert bot.relay.idle(120)
 
-    assert [f.hits for f in faults] == [f.times for f in faults]  # every failure was met
+    # The first stage's failures are all met: they are in place before the approval, and every
+    # reply and edit of the migration comes after it. A later stage's may not be: under load the
+    # engine runs ahead of a thread held back by the first ones, and the thread then folds the
+    # steps that ended meanwhile into fewer replies (by design, bot/step_replies.py) — by the
+    # time a later stage's failures are in place, what they would have met may be sent already.
+    first_stage = faults[:2]
+    assert [f.hits for f in first_stage] == [f.times for f in first_stage], faults
     assert disturbed == quiet  # late, but every line, once, in the same order
     assert bot.request(request_id).state is State.SUCCEEDED
     met = sum(f.hits for f in faults if f.method == "chat.postMessage")
