@@ -12,8 +12,11 @@ extra package), with what it lacks for a bot that must stay up.
   the envelopes it is handling (their acks go back on this link) before it `stop`s: an envelope
   Slack sends in the moment between the two is not acked, and Slack sends it again on another
   replica's link.
-- Closing never hangs (`close_client`): the SDK's own `close()` can wait forever for its
-  reading thread (a race in slack_sdk 3.48, below).
+- The link is read by `SteadyClient`, slack_sdk's built-in client with one race taken out: its
+  reading thread, each time it began a read, cleared the end mark of the session it found —
+  which could be one being retired by a reconnect (every refresh Slack asks for) or a close.
+  That read then waited forever on a dead link while the new link went unread: no envelope
+  acked, though the client said it was connected. Closing never hangs either (`close_client`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import App
-from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.socket_mode.internals import run_bolt_app, send_response
 from slack_sdk import WebClient
 from slack_sdk.socket_mode.builtin import SocketModeClient
@@ -59,10 +61,15 @@ class SocketModeBot:
         self._down_since: float | None = clock()  # not connected yet
         self._handling = 0  # envelopes being handled now
         self._handled = threading.Condition()
-        self.handler = SocketModeHandler(
-            app, app_token=app_token, web_client=web_client, ping_interval=ping_interval
+        self.app = app
+        self._client = SteadyClient(
+            app_token=app_token,
+            logger=app.logger,
+            web_client=web_client,
+            proxy=web_client.proxy,
+            ping_interval=ping_interval,
         )
-        client = self.handler.client
+        client = self._client
         # bolt's own listener is replaced by ours, which acks everything (see the module doc)
         client.socket_mode_request_listeners[:] = [self._handle]  # type: ignore[list-item]
         client.message_listeners.append(self._raw)  # type: ignore[arg-type]
@@ -71,10 +78,10 @@ class SocketModeBot:
 
     @property
     def client(self) -> SocketModeClient:
-        return self.handler.client
+        return self._client
 
     def connect(self) -> SocketModeBot:
-        self.handler.connect()
+        self._client.connect()
         self._observe()
         return self
 
@@ -88,7 +95,7 @@ class SocketModeBot:
         self.close()
 
     def close(self) -> None:
-        close_client(self.client)  # what bolt's handler.close() does, without its hang
+        close_client(self.client)
         self._mark_down()
 
     def down_for(self) -> float | None:
@@ -142,7 +149,7 @@ class SocketModeBot:
             return
         started = time.time()
         try:
-            response = run_bolt_app(self.handler.app, request)
+            response = run_bolt_app(self.app, request)
         except Exception as e:  # bolt catches its listeners' errors; anything else is ours
             log.error(
                 "Socket Mode: envelope %s (%s) failed: %s",
@@ -177,6 +184,27 @@ class SocketModeBot:
             message.get("type"),
         )
         client.send_socket_mode_response(SocketModeResponse(envelope_id=envelope_id))
+
+
+class SteadyClient(SocketModeClient):
+    """slack_sdk's built-in Socket Mode client (3.48), its reading thread's round changed.
+
+    The SDK's thread, each time it begins reading the current session, sets that session's
+    `terminated` back to False. `connect()` (a reconnect: Slack's `refresh_requested`, a dropped
+    link) marks the old session terminated and closes it only then; a thread beginning a read in
+    between cleared the mark and read the old link, which then closed: the read waited forever,
+    and the new link was never read (the client still said connected). A close the same. Here
+    a session marked terminated stays so: the thread reads a session only while it is active
+    and its state unmarked, and a retired one's read ends."""
+
+    def _run_current_session(self) -> None:
+        state, session = self.current_session_state, self.current_session
+        if session is None or state.terminated or not session.is_active():
+            return
+        try:
+            session.run_until_completion(state)
+        except Exception as e:  # the SDK logs and carries on here too: the monitor reconnects
+            log.error("Socket Mode: reading the link failed: %s", type(e).__name__)
 
 
 def close_client(client: SocketModeClient, timeout: float = CLOSE_SECONDS) -> None:

@@ -11,8 +11,10 @@ import time
 import pytest
 from slack_sdk import WebClient
 from slack_sdk.socket_mode.builtin import SocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.socket_mode.response import SocketModeResponse
 
-from bot.socket_mode import close_client
+from bot.socket_mode import SteadyClient, close_client
 from joinops.requests.lifecycle import State
 from tests.bot.harness import APPROVER, REQUESTER, buttons, text_of, until
 
@@ -134,3 +136,39 @@ def test_a_close_the_sdks_reading_thread_raced_still_returns(sim):
     closing.join(30)
     assert not closing.is_alive(), "the close waited on the SDK's reading thread"
     assert not client.current_session_runner.is_alive()
+
+
+def test_after_a_reconnect_the_new_link_is_read_even_when_the_reader_raced_it(sim):
+    """A reconnect (Slack's `refresh_requested`, every few hours) marks the old session ended
+    and only then closes it. slack_sdk 3.48's reading thread, beginning a read in between,
+    cleared that mark and read the old link, which then closed: the read waited forever and the
+    new link was never read — no envelope acked, the client still "connected". Here the
+    reconnect is held up just there: the old link's close waits (up to 2 s) for a read to begin
+    on it."""
+    web = WebClient(token=sim.token, base_url=sim.api_url, timeout=5)
+    client = SteadyClient(app_token=sim.app_token, web_client=web, ping_interval=0.5)
+
+    def answer(c: SocketModeClient, request: SocketModeRequest) -> None:
+        c.send_socket_mode_response(SocketModeResponse(envelope_id=request.envelope_id))
+
+    client.socket_mode_request_listeners.append(answer)  # type: ignore[arg-type]
+    try:
+        client.connect()
+        first = sim.socket.wait_connected()
+        old_state, old_session = client.current_session_state, client.current_session
+        close_old = old_session.close
+
+        def held_up() -> None:  # the reconnecting thread descheduled before the close
+            deadline = time.monotonic() + 2.0
+            while old_state.terminated and time.monotonic() < deadline:
+                time.sleep(0.01)
+            close_old()
+
+        old_session.close = held_up  # type: ignore[method-assign]
+        sim.socket.disconnect("refresh_requested")
+        second = sim.socket.wait_connected(2)
+        assert second is not first
+        envelope = sim.socket.slash_command(text="help")
+        assert sim.socket.wait_ack(envelope, timeout=30)["envelope_id"] == envelope
+    finally:
+        close_client(client)

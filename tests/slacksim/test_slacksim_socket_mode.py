@@ -17,7 +17,7 @@ from slack_sdk.socket_mode.builtin import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from bot.socket_mode import close_client
+from bot.socket_mode import SteadyClient, close_client
 from slacksim.server import SlackSim
 from slacksim.socket_mode import OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, accept_key, read_frame
 
@@ -29,8 +29,10 @@ def app_client(sim: SlackSim) -> WebClient:
 
 @pytest.fixture
 def sdk(sim: SlackSim, client: WebClient) -> Iterator[SocketModeClient]:
-    """slack_sdk's builtin client, acking every request with a payload naming its type."""
-    running = SocketModeClient(app_token=sim.app_token, web_client=client, ping_interval=0.5)
+    """slack_sdk's builtin client as the bot runs it (bot/socket_mode.py `SteadyClient`: the
+    SDK's own loses its link's reads in a reconnect race), acking every request with a payload
+    naming its type."""
+    running = SteadyClient(app_token=sim.app_token, web_client=client, ping_interval=0.5)
 
     def answer(c: SocketModeClient, request: SocketModeRequest) -> None:
         c.send_socket_mode_response(
@@ -161,9 +163,7 @@ def test_a_dropped_connection_is_reopened_by_the_client(sim, sdk):
 def test_stopping_the_sim_closes_its_sockets():
     sim = SlackSim().start()
     web = WebClient(token=sim.token, base_url=sim.api_url, timeout=5)
-    running = SocketModeClient(
-        app_token=sim.app_token, web_client=web, auto_reconnect_enabled=False
-    )
+    running = SteadyClient(app_token=sim.app_token, web_client=web, auto_reconnect_enabled=False)
     try:
         running.connect()
         connection = sim.socket.wait_connected()
