@@ -72,8 +72,15 @@ def test_every_migration_path_runs_under_the_manifest_and_the_call_list_is_compl
     world.host("a-w-3").unpullable_images.add(DEFAULT_CHECK_IMAGE)
     a.add_node(NodeSpec("a-w-4"))
     a.add_node(NodeSpec("a-w-5"))
+    # the tests' lock ttl is 2 s (a killed worker's locks free quickly); seven migrations run
+    # here inline, beside the simulated clusters' server threads in one interpreter, and on a
+    # loaded CI machine the heartbeat renewing them was starved past 2 s twice: locks lost, run
+    # stopped. Nothing here kills a worker: a ttl a starved heartbeat cannot miss
+    lock = "30s"
     ctx = EngineContext.from_settings(
-        settings_for(world, tmp_path, redis_url, timeouts={"drain": "1s", "pod_check": "1s"})
+        settings_for(
+            world, tmp_path, redis_url, timeouts={"drain": "1s", "pod_check": "1s", "lock": lock}
+        )
     )
     context.install(ctx)
     try:
@@ -90,7 +97,13 @@ def test_every_migration_path_runs_under_the_manifest_and_the_call_list_is_compl
         # agent.return_to_source (off by default): the return record, its Role and RoleBinding;
         # a move that succeeds, and one whose join the target refuses and that returns
         back = EngineContext.from_settings(
-            settings_for(world, tmp_path, redis_url, agent={"return_to_source": True})
+            settings_for(
+                world,
+                tmp_path,
+                redis_url,
+                agent={"return_to_source": True},
+                timeouts={"lock": lock},
+            )
         )
         context.install(back)
         for node, expected in (("a-w-4", State.SUCCEEDED), ("a-w-5", State.RETURNED)):
