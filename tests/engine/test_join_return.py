@@ -98,10 +98,8 @@ def test_a_worker_killed_during_the_return_is_resumed_and_returns_once(
 ):
     a = world.cluster("clusterA")
     world.behaviours.hosts.refusals.refuse("clusterB", "tls-bootstrap")
-    # the return's deadline runs from the first worker's start of it, through its kill and the
-    # second worker's start-up (seconds idle, tens on a loaded machine): room for both
-    config = write_config(world, tmp_path, timeouts={"join": "120s"}, agent=RETURNS)
-    ctx = make_ctx(timeouts={"join": "120s"}, agent=RETURNS)
+    config = write_config(world, tmp_path, timeouts={"join": "30s"}, agent=RETURNS)
+    ctx = make_ctx(timeouts={"join": "30s"}, agent=RETURNS)
     request = approved_request(ctx, "a-w-2", "clusterA", "clusterB")
     enqueue_migration(ctx.redis, ctx.settings, request.id)
 
@@ -116,7 +114,7 @@ def test_a_worker_killed_during_the_return_is_resumed_and_returns_once(
     second = start_worker(config, redis_url, tmp_path / "worker-2.log")
     world.hold_joins(False)
     try:
-        final = wait_final(ctx, request.id, timeout=180)
+        final = wait_final(ctx, request.id, timeout=90)
     finally:
         stop_worker(second)
 
