@@ -1,5 +1,5 @@
-"""The bot over Socket Mode: bolt's SocketModeHandler (slack_sdk's builtin WebSocket client, no
-extra package), with what it lacks for a bot that must stay up.
+"""The bot over Socket Mode: slack_sdk's builtin WebSocket client (`SteadyClient` below: no
+extra package) and bolt's dispatch, with what they lack for a bot that must stay up.
 
 - Every envelope is acked, whatever it holds. Bolt acks only what a listener answered: an
   envelope of a type we do not handle (Slack adds types), or a payload bolt would trip over
