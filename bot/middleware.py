@@ -83,9 +83,8 @@ def answer_in_thread(
 ) -> BoltResponse | None:
     """A click on a message inside a thread is answered in that thread, not at the channel's
     root: every `respond` of the click gets the thread's ts unless it names one itself."""
-    respond = (
-        context.respond
-    )  # bolt's, made on first use (bolt's own injection made it for every middleware)
+    # bolt's, made on first use (bolt's own argument injection made it for every middleware)
+    respond = context.respond
     thread = payloads.clicked_in_thread(body)
     if respond is not None and thread:
 
@@ -101,9 +100,8 @@ def keep_to_limits(context: BoltContext, next: Callable[[], BoltResponse]) -> Bo
     """Every `respond` of a command or a click within Slack's limits, as the Web API calls are
     (`slack_limits.outgoing`): a `text` too long is cut; blocks Slack would refuse are not sent
     — logged, and `OverLimits` raised to the caller as Slack's refusal would be."""
-    respond = (
-        context.respond
-    )  # bolt's, made on first use (bolt's own injection made it for every middleware)
+    # bolt's, made on first use (bolt's own argument injection made it for every middleware)
+    respond = context.respond
     if respond is not None:
 
         def within(text: Any = "", blocks: Any = None, **kwargs: Any) -> Any:
